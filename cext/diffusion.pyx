@@ -1,0 +1,407 @@
+# cython: language_level=3
+"""Diffusion kernel: move generation, perfect ranking inside a tier, un-moves, perft.
+
+Positions are boards of 2n pits (top row left to right, then bottom row left to right), each
+holding 0..5 stones; the tier is the number of stones on the board.  The table stores only
+positions with A to move: a position with B to move is looked up as its 180-degree turn, which
+is the reversal of the pit sequence (RULES.md, "Symmetry").
+
+Ranking.  The pits fall into n turn pairs (top c, bottom n-1-c), which the turn swaps.  Pairs
+0..h-1 form half 1, the rest half 2, so the turn maps each half onto itself.  A half is coded in
+base 6; inside tier s the index is
+
+    offset[s][s1] + rank1(code1) * count2[s - s1] + rank2(code2)
+
+with s1 the stones in half 1 and rank_h the rank of a code among the codes of its half with the
+same stone count.  Because the turn keeps the halves, a child's stored index is found by adding
+per-pit weights to the parent's turned codes, and children of neighbouring indices fall into a
+few small blocks of the tier (cache friendly).
+"""
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t
+from libc.string cimport memcpy
+
+import numpy as np
+cimport numpy as cnp
+
+from kernel_api cimport GameKernel, REC_LOSS, REC_MAKE, REC_WIN, SOWSOLVE_KERNEL_CAPSULE
+
+cnp.import_array()
+
+cdef enum:
+    MAX_PITS = 16        # n <= 8 columns
+    SLOTS = 5
+    MAX_STONES = 5       # a pit never holds more
+
+MAX_COLS = MAX_PITS // 2
+
+
+cdef struct DiffCtx:
+    int n                        # columns
+    int npits
+    int max_tier
+    int8_t slots[MAX_PITS][SLOTS]  # target pit of each slot, -1 for a store
+    uint8_t owner[MAX_PITS]      # 0: block A, 1: block B
+    int m[2]                     # pits per half
+    int8_t half_pits[2][MAX_PITS]  # pit at each code digit, per half
+    uint8_t half_of[MAX_PITS]
+    int32_t weight[MAX_PITS]     # base-6 weight of the pit in its half's code
+    int32_t turned_weight[MAX_PITS]  # weight of the pit's turned image
+    int stride                   # row length of offsets: 5*m[0] + 2
+    const int32_t *hrank[2]      # code -> rank among codes of the same sum
+    const uint8_t *hsum[2]       # code -> stones
+    const int32_t *hcount[2]     # stones -> number of codes
+    const int32_t *hstart[2]     # stones -> first position in hcodes
+    const int32_t *hcodes[2]     # codes grouped by stones, ascending
+    const int64_t *offsets       # [tier][s1] -> first index, row length `stride`
+    const int64_t *tier_size
+
+
+cdef inline bint block_empty(const DiffCtx *c, const uint8_t *board, int who) noexcept nogil:
+    cdef int p
+    for p in range(c.npits):
+        if c.owner[p] == who and board[p] != 0:
+            return False
+    return True
+
+
+cdef inline int final_outcome(const DiffCtx *c, const uint8_t *board) noexcept nogil:
+    """Outcome for A to move: REC_WIN if A's block is empty, REC_LOSS if B's is, else 0."""
+    if block_empty(c, board, 0):
+        return REC_WIN
+    if block_empty(c, board, 1):
+        return REC_LOSS
+    return 0
+
+
+cdef inline int play_move(const DiffCtx *c, const uint8_t *board, int pit, uint8_t *out) noexcept nogil:
+    """Scoop `pit` and deal it around; returns the stones that went to the stores."""
+    cdef int j, q, lost = 0
+    cdef int a = board[pit]
+    memcpy(out, board, c.npits)
+    out[pit] = 0
+    for j in range(a):
+        q = c.slots[pit][j]
+        if q < 0 or out[q] == MAX_STONES:
+            lost += 1
+        else:
+            out[q] += 1
+    return lost
+
+
+cdef inline void decode_half(const DiffCtx *c, int h, int32_t code, uint8_t *board) noexcept nogil:
+    cdef int j
+    for j in range(c.m[h]):
+        board[c.half_pits[h][j]] = code % 6
+        code = code // 6
+
+
+cdef inline int unrank(const DiffCtx *c, int tier, int64_t index, uint8_t *board) noexcept nogil:
+    """Board of (tier, index); -1 when out of range."""
+    cdef const int64_t *row
+    cdef int s1, lo, hi
+    cdef int64_t rest, count2
+    if tier < 0 or tier > c.max_tier or index < 0 or index >= c.tier_size[tier]:
+        return -1
+    row = c.offsets + <int64_t>tier * c.stride
+    lo = tier - MAX_STONES * c.m[1]
+    if lo < 0:
+        lo = 0
+    hi = MAX_STONES * c.m[0]
+    if hi > tier:
+        hi = tier
+    s1 = hi
+    while s1 > lo and row[s1] > index:
+        s1 -= 1
+    rest = index - row[s1]
+    count2 = c.hcount[1][tier - s1]
+    decode_half(c, 0, c.hcodes[0][c.hstart[0][s1] + rest // count2], board)
+    decode_half(c, 1, c.hcodes[1][c.hstart[1][tier - s1] + rest % count2], board)
+    return 0
+
+
+cdef inline int64_t rank_codes(const DiffCtx *c, int tier, int32_t code1, int32_t code2) noexcept nogil:
+    cdef int s1 = c.hsum[0][code1]
+    return (c.offsets[<int64_t>tier * c.stride + s1]
+            + <int64_t>c.hrank[0][code1] * c.hcount[1][tier - s1] + c.hrank[1][code2])
+
+
+cdef inline int64_t rank_board(const DiffCtx *c, const uint8_t *board, int *tier) noexcept nogil:
+    cdef int p, s = 0
+    cdef int32_t code[2]
+    code[0] = 0
+    code[1] = 0
+    for p in range(c.npits):
+        s += board[p]
+        code[c.half_of[p]] += board[p] * c.weight[p]
+    tier[0] = s
+    return rank_codes(c, s, code[0], code[1])
+
+
+cdef int expand(const void *ctx, int tier, int64_t index, int *child_tier,
+                int64_t *child_index, uint16_t *final_record) noexcept nogil:
+    """Children of a stored position (A to move), each as the index of its turned image."""
+    cdef const DiffCtx *c = <const DiffCtx *>ctx
+    cdef uint8_t board[MAX_PITS]
+    cdef int32_t turned[2]
+    cdef int32_t t0, t1
+    cdef int p, j, q, a, h, lost, s1, ns1, nchildren = 0, outcome
+    if unrank(c, tier, index, board) < 0:
+        return -1
+    outcome = final_outcome(c, board)
+    if outcome:
+        final_record[0] = REC_MAKE(outcome, 0)
+        return 0
+    turned[0] = 0
+    turned[1] = 0
+    s1 = 0
+    for p in range(c.npits):
+        turned[c.half_of[p]] += board[p] * c.turned_weight[p]
+        if c.half_of[p] == 0:
+            s1 += board[p]
+    for p in range(c.npits):
+        a = board[p]
+        if a == 0:
+            continue
+        t0 = turned[0]
+        t1 = turned[1]
+        ns1 = s1
+        lost = 0
+        if c.half_of[p] == 0:
+            t0 -= a * c.turned_weight[p]
+            ns1 -= a
+        else:
+            t1 -= a * c.turned_weight[p]
+        for j in range(a):
+            q = c.slots[p][j]
+            if q < 0 or board[q] == MAX_STONES:
+                lost += 1
+            elif c.half_of[q] == 0:
+                t0 += c.turned_weight[q]
+                ns1 += 1
+            else:
+                t1 += c.turned_weight[q]
+        child_tier[nchildren] = tier - lost
+        child_index[nchildren] = (c.offsets[<int64_t>(tier - lost) * c.stride + ns1]
+                                  + <int64_t>c.hrank[0][t0] * c.hcount[1][tier - lost - ns1]
+                                  + c.hrank[1][t1])
+        nchildren += 1
+    return nchildren
+
+
+cdef void perft_rec(const DiffCtx *c, const uint8_t *board, int depth, int ply,
+                    int64_t *counts) noexcept nogil:
+    cdef uint8_t child[MAX_PITS]
+    cdef int p
+    if final_outcome(c, board):
+        return
+    for p in range(c.npits):
+        if board[p] == 0:
+            continue
+        play_move(c, board, p, child)
+        counts[ply] += 1
+        if ply + 1 < depth:
+            perft_rec(c, child, depth, ply + 1, counts)
+
+
+def _counts_of_half(object m):
+    """Per-code stones and rank-within-stones for a half of m pits, plus grouped codes."""
+    size = 6 ** m
+    codes = np.arange(size, dtype=np.int64)
+    sums = np.zeros(size, dtype=np.int64)
+    rest = codes.copy()
+    for _ in range(m):
+        sums += rest % 6
+        rest //= 6
+    order = np.argsort(sums, kind="stable")          # ascending code inside each sum
+    count = np.bincount(sums, minlength=5 * m + 1).astype(np.int32)
+    start = np.zeros(5 * m + 2, dtype=np.int32)
+    start[1:] = np.cumsum(count)
+    rank = np.empty(size, dtype=np.int32)
+    rank[order] = np.arange(size, dtype=np.int32) - start[sums[order]]
+    return (sums.astype(np.uint8), rank, count, start[:5 * m + 1].copy(), order.astype(np.int32))
+
+
+cdef class DiffusionKernel:
+    """Kernel of one Diffusion board: owns the tables, hands out the GameKernel capsule."""
+    cdef DiffCtx ctx
+    cdef GameKernel kernel
+    cdef object _keep
+    cdef readonly int cols, variant, max_tier, npits
+    cdef readonly object tier_sizes
+
+    def __cinit__(self, int cols, int variant, int max_tier, slots, owner):
+        cdef int p, j, h, c, pos
+        if not 1 <= cols <= MAX_COLS:
+            raise ValueError(f"the kernel supports 1 to {MAX_COLS} columns, not {cols}")
+        self.cols = cols
+        self.variant = variant
+        self.npits = 2 * cols
+        self.max_tier = max_tier
+        self.ctx.n = cols
+        self.ctx.npits = 2 * cols
+        self.ctx.max_tier = max_tier
+        for p in range(self.npits):
+            self.ctx.owner[p] = owner[p]
+            for j in range(SLOTS):
+                self.ctx.slots[p][j] = slots[p][j]
+        # Halves are unions of turn pairs (top c, bottom n-1-c).
+        first = (cols + 1) // 2
+        self.ctx.m[0] = 0
+        self.ctx.m[1] = 0
+        for c in range(cols):
+            h = 0 if c < first else 1
+            for p in (c, 2 * cols - 1 - c):
+                pos = self.ctx.m[h]
+                self.ctx.half_pits[h][pos] = p
+                self.ctx.half_of[p] = h
+                self.ctx.weight[p] = [6 ** i for i in range(MAX_PITS)][pos]
+                self.ctx.m[h] += 1
+        for p in range(self.npits):
+            self.ctx.turned_weight[p] = self.ctx.weight[self.npits - 1 - p]
+        halves = [_counts_of_half(self.ctx.m[h]) for h in range(2)]
+        hsum0, hrank0, hcount0, hstart0, hcodes0 = halves[0]
+        hsum1, hrank1, hcount1, hstart1, hcodes1 = halves[1]
+        stride = 5 * self.ctx.m[0] + 2
+        offsets = np.zeros((max_tier + 1, stride), dtype=np.int64)
+        sizes = np.zeros(max_tier + 1, dtype=np.int64)
+        for s in range(max_tier + 1):
+            total = 0
+            for s1 in range(stride):
+                offsets[s, s1] = total
+                s2 = s - s1
+                if s1 <= 5 * self.ctx.m[0] and 0 <= s2 <= 5 * self.ctx.m[1]:
+                    total += int(hcount0[s1]) * int(hcount1[s2])
+            sizes[s] = total
+        self.ctx.stride = stride
+        arrays = [hsum0, hrank0, hcount0, hstart0, hcodes0,
+                  hsum1, hrank1, hcount1, hstart1, hcodes1, offsets, sizes]
+        arrays = [np.ascontiguousarray(a) for a in arrays]
+        self._keep = arrays
+        self.ctx.hsum[0] = <const uint8_t *>cnp.PyArray_DATA(arrays[0])
+        self.ctx.hrank[0] = <const int32_t *>cnp.PyArray_DATA(arrays[1])
+        self.ctx.hcount[0] = <const int32_t *>cnp.PyArray_DATA(arrays[2])
+        self.ctx.hstart[0] = <const int32_t *>cnp.PyArray_DATA(arrays[3])
+        self.ctx.hcodes[0] = <const int32_t *>cnp.PyArray_DATA(arrays[4])
+        self.ctx.hsum[1] = <const uint8_t *>cnp.PyArray_DATA(arrays[5])
+        self.ctx.hrank[1] = <const int32_t *>cnp.PyArray_DATA(arrays[6])
+        self.ctx.hcount[1] = <const int32_t *>cnp.PyArray_DATA(arrays[7])
+        self.ctx.hstart[1] = <const int32_t *>cnp.PyArray_DATA(arrays[8])
+        self.ctx.hcodes[1] = <const int32_t *>cnp.PyArray_DATA(arrays[9])
+        self.ctx.offsets = <const int64_t *>cnp.PyArray_DATA(arrays[10])
+        self.ctx.tier_size = <const int64_t *>cnp.PyArray_DATA(arrays[11])
+        self.tier_sizes = sizes
+        self.kernel.ctx = &self.ctx
+        self.kernel.max_children = self.npits
+        self.kernel.expand = expand
+
+    def capsule(self):
+        """The GameKernel for solver modules (valid while this object lives)."""
+        return PyCapsule_New(&self.kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)
+
+    cdef void _board_in(self, board, uint8_t *out) except *:
+        if len(board) != self.npits:
+            raise ValueError(f"a board of this kernel has {self.npits} pits, not {len(board)}")
+        for p in range(self.npits):
+            v = board[p]
+            if not 0 <= v <= MAX_STONES:
+                raise ValueError(f"pit {p} holds {v} stones; a pit holds 0 to 5")
+            out[p] = v
+
+    def rank(self, board):
+        """(tier, index) of a board."""
+        cdef uint8_t b[MAX_PITS]
+        cdef int tier
+        self._board_in(board, b)
+        index = rank_board(&self.ctx, b, &tier)
+        if tier > self.max_tier:
+            raise ValueError(f"the board holds {tier} stones, more than this table's {self.max_tier}")
+        return tier, index
+
+    def unrank(self, int tier, int64_t index):
+        cdef uint8_t b[MAX_PITS]
+        if unrank(&self.ctx, tier, index, b) < 0:
+            raise IndexError(f"no position {index} in tier {tier}")
+        return tuple(b[p] for p in range(self.npits))
+
+    def unrank_range(self, int tier, int64_t start, int64_t stop):
+        """Boards of indices start..stop-1 of a tier as a (count, pits) uint8 array."""
+        if not (0 <= start <= stop <= self.tier_sizes[tier]):
+            raise IndexError(f"range {start}..{stop} is outside tier {tier}")
+        out = np.empty((stop - start, self.npits), dtype=np.uint8)
+        cdef uint8_t[:, ::1] view = out
+        cdef int64_t i
+        with nogil:
+            for i in range(stop - start):
+                unrank(&self.ctx, tier, start + i, &view[i, 0])
+        return out
+
+    def outcome(self, board):
+        """'win' / 'loss' for A to move on a finished board, None when play goes on."""
+        cdef uint8_t b[MAX_PITS]
+        self._board_in(board, b)
+        o = final_outcome(&self.ctx, b)
+        return {REC_WIN: "win", REC_LOSS: "loss"}.get(o)
+
+    def moves(self, board):
+        """[(pit, child board, stones to stores)] for every legal move of a board."""
+        cdef uint8_t b[MAX_PITS]
+        cdef uint8_t child[MAX_PITS]
+        self._board_in(board, b)
+        if final_outcome(&self.ctx, b):
+            return []
+        result = []
+        for p in range(self.npits):
+            if b[p]:
+                lost = play_move(&self.ctx, b, p, child)
+                result.append((p, tuple(child[q] for q in range(self.npits)), lost))
+        return result
+
+    def children(self, int tier, int64_t index):
+        """Solver view: [(tier, index)] of the stored children, or the final record."""
+        cdef int ct[MAX_PITS]
+        cdef int64_t ci[MAX_PITS]
+        cdef uint16_t rec = 0
+        n = expand(&self.ctx, tier, index, ct, ci, &rec)
+        if n < 0:
+            raise IndexError(f"no position {index} in tier {tier}")
+        if n == 0:
+            return rec
+        return [(ct[i], ci[i]) for i in range(n)]
+
+    def unmoves_in_tier(self, board):
+        """[(pit, parent board)]: the moves that lead to `board` sending no stone to a store."""
+        cdef uint8_t b[MAX_PITS]
+        cdef uint8_t parent[MAX_PITS]
+        cdef int p, a, j, q
+        cdef bint ok
+        self._board_in(board, b)
+        result = []
+        for p in range(self.npits):
+            if b[p] != 0:
+                continue
+            for a in range(1, SLOTS + 1):
+                ok = True
+                memcpy(parent, b, self.npits)
+                parent[p] = a
+                for j in range(a):
+                    q = self.ctx.slots[p][j]
+                    if q < 0 or b[q] == 0:
+                        ok = False
+                        break
+                    parent[q] -= 1
+                if ok and not final_outcome(&self.ctx, parent):
+                    result.append((p, tuple(parent[q] for q in range(self.npits))))
+        return result
+
+    def perft(self, board, int depth):
+        """Move-path counts for depths 1..depth."""
+        cdef uint8_t b[MAX_PITS]
+        self._board_in(board, b)
+        if depth < 1:
+            raise ValueError(f"perft depth must be at least 1, not {depth}")
+        counts = np.zeros(depth, dtype=np.int64)
+        cdef int64_t[::1] cv = counts
+        with nogil:
+            perft_rec(&self.ctx, b, depth, 0, &cv[0])
+        return [int(x) for x in counts]

@@ -1,0 +1,21 @@
+# Declarations of the kernel layer (sowsolve_kernel.h), shared by game kernels and solvers.
+from libc.stdint cimport int64_t, uint16_t
+
+cdef extern from "sowsolve_kernel.h" nogil:
+    const char *SOWSOLVE_KERNEL_CAPSULE
+    int SOWSOLVE_MAX_CHILDREN
+    unsigned REC_UNSOLVED, REC_LOSS, REC_DRAW, REC_WIN, REC_MAX_REMOTENESS
+    unsigned REC_OUTCOME(unsigned r)
+    unsigned REC_REMOTENESS(unsigned r)
+    uint16_t REC_MAKE(unsigned outcome, unsigned rem)
+
+    ctypedef int (*expand_fn)(const void *ctx, int tier, int64_t index, int *child_tier,
+                              int64_t *child_index, uint16_t *final_record) noexcept nogil
+
+    ctypedef struct GameKernel:
+        const void *ctx
+        int max_children
+        expand_fn expand
+
+    uint16_t rec_load(const uint16_t *p)
+    void rec_store(uint16_t *p, uint16_t v)

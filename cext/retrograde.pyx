@@ -1,0 +1,298 @@
+# cython: language_level=3
+"""Tier solver kernel for acyclic win/loss games, written once against the GameKernel.
+
+A tier's children lie in lower, already solved tiers or in the same tier.  Inside a tier the
+game graph is acyclic, so each position is solved by a depth-first walk that first solves its
+unsolved same-tier children (memoised in the tier's own array): no counters, no un-moves, no
+ordering pass.  Threads split the tier's indices; two threads that meet on one position compute
+the same record, and records are read and written atomically, so the race is benign.
+"""
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from cython.parallel cimport parallel, prange, threadid
+from libc.stdint cimport int64_t, uint16_t, uint32_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+
+import numpy as np
+cimport numpy as cnp
+
+from kernel_api cimport (GameKernel, REC_DRAW, REC_LOSS, REC_MAKE, REC_MAX_REMOTENESS, REC_OUTCOME,
+                         REC_REMOTENESS, REC_WIN, SOWSOLVE_KERNEL_CAPSULE,
+                         SOWSOLVE_MAX_CHILDREN, rec_load, rec_store)
+
+cnp.import_array()
+
+cdef enum:
+    MAX_CHILDREN = 64
+    MAX_DEPTH = 1 << 16
+    ERR_RANGE = 1          # the game refused an index it should hold
+    ERR_MISSING_TIER = 2   # a child in a tier that is not loaded (or above the current one)
+    ERR_UNSOLVED = 4       # a child in a lower tier that holds no record
+    ERR_DEPTH = 8          # same-tier chain deeper than MAX_DEPTH: the tier is not acyclic
+    ERR_MEMORY = 16
+    ERR_REMOTENESS = 32    # remoteness beyond what a record holds
+
+ERRORS = {
+    ERR_RANGE: "the game kernel refused one of its own indices",
+    ERR_MISSING_TIER: "a child lies in a tier that is not loaded",
+    ERR_UNSOLVED: "a child in a lower tier has no value",
+    ERR_DEPTH: f"a chain of same-tier moves is deeper than {MAX_DEPTH} (is the tier acyclic?)",
+    ERR_MEMORY: "out of memory for the search stack",
+    ERR_REMOTENESS: "a remoteness exceeds what a record can hold",
+}
+
+
+cdef struct Frame:
+    int64_t index
+    int count                  # children, -1 before expansion
+    int next
+    uint32_t win_in            # least remoteness of a child lost for its mover (+1 later)
+    uint32_t lose_in           # greatest remoteness of a child won by its mover
+    int draw
+    int child_tier[MAX_CHILDREN]
+    int64_t child_index[MAX_CHILDREN]
+
+
+cdef struct Stack:
+    Frame *frames
+    int capacity
+
+
+cdef inline Frame *push(Stack *st, int *depth, int64_t index) noexcept nogil:
+    cdef Frame *grown
+    cdef int capacity
+    if depth[0] == st.capacity:
+        if st.capacity >= MAX_DEPTH:
+            return NULL
+        capacity = st.capacity * 2
+        grown = <Frame *>realloc(st.frames, capacity * sizeof(Frame))
+        if grown == NULL:
+            return NULL
+        st.frames = grown
+        st.capacity = capacity
+    cdef Frame *f = &st.frames[depth[0]]
+    depth[0] += 1
+    f.index = index
+    f.count = -1
+    return f
+
+
+cdef inline void start_fold(Frame *f) noexcept nogil:
+    f.next = 0
+    f.win_in = 0xFFFFFFFFu
+    f.lose_in = 0
+    f.draw = 0
+
+
+cdef inline void accumulate(Frame *f, uint16_t record) noexcept nogil:
+    """Fold one child's record (from the child's side to move) into the parent's frame."""
+    cdef unsigned outcome = REC_OUTCOME(record), rem = REC_REMOTENESS(record)
+    if outcome == REC_LOSS:
+        if rem < f.win_in:
+            f.win_in = rem
+    elif outcome == REC_WIN:
+        if rem > f.lose_in:
+            f.lose_in = rem
+    else:
+        f.draw = 1
+
+
+cdef inline bint too_remote(Frame *f) noexcept nogil:
+    return (f.win_in != 0xFFFFFFFFu and f.win_in >= REC_MAX_REMOTENESS) or f.lose_in >= REC_MAX_REMOTENESS
+
+
+cdef inline uint16_t fold_children(Frame *f) noexcept nogil:
+    if f.win_in != 0xFFFFFFFFu:
+        return REC_MAKE(REC_WIN, f.win_in + 1)
+    if f.draw:
+        return REC_MAKE(REC_DRAW, 0)
+    return REC_MAKE(REC_LOSS, f.lose_in + 1)
+
+
+cdef int solve_root(const GameKernel *game, int tier, int64_t root, uint16_t **tables,
+                    int ntables, Stack *st) noexcept nogil:
+    """Solve `root` of `tier` and every unsolved same-tier position it depends on."""
+    cdef uint16_t *current = tables[tier]
+    cdef int depth = 0, n, ct
+    cdef int64_t ci
+    cdef uint16_t record, final_record = 0
+    cdef Frame *f
+    if rec_load(current + root) != 0:
+        return 0
+    if push(st, &depth, root) == NULL:
+        return ERR_MEMORY
+    while depth > 0:
+        f = &st.frames[depth - 1]
+        if f.count < 0:
+            n = game.expand(game.ctx, tier, f.index, f.child_tier, f.child_index, &final_record)
+            if n < 0:
+                return ERR_RANGE
+            if n == 0:
+                rec_store(current + f.index, final_record)
+                depth -= 1
+                continue
+            f.count = n
+            start_fold(f)
+        while f.next < f.count:
+            ct = f.child_tier[f.next]
+            ci = f.child_index[f.next]
+            if ct > tier or ct < 0 or ct >= ntables or tables[ct] == NULL:
+                return ERR_MISSING_TIER
+            record = rec_load(tables[ct] + ci)
+            if record == 0:
+                if ct != tier:
+                    return ERR_UNSOLVED
+                break
+            accumulate(f, record)
+            f.next += 1
+        if f.next < f.count:
+            if push(st, &depth, f.child_index[f.next]) == NULL:
+                return ERR_DEPTH if st.capacity >= MAX_DEPTH else ERR_MEMORY
+            continue
+        if too_remote(f):
+            return ERR_REMOTENESS
+        rec_store(current + f.index, fold_children(f))
+        depth -= 1
+    return 0
+
+
+cdef const GameKernel *kernel_of(object capsule) except NULL:
+    if not PyCapsule_IsValid(capsule, SOWSOLVE_KERNEL_CAPSULE):
+        raise TypeError("expected a game kernel capsule")
+    return <const GameKernel *>PyCapsule_GetPointer(capsule, SOWSOLVE_KERNEL_CAPSULE)
+
+
+cdef uint16_t **tier_pointers(list tables, int tier, int64_t start, int64_t stop) except NULL:
+    """C pointers of the tier arrays (NULL where not loaded), after checking them."""
+    cdef int i, ntables = len(tables)
+    cdef uint16_t **ptrs
+    if not 0 <= tier < ntables or tables[tier] is None:
+        raise ValueError(f"tier {tier} has no array")
+    if not 0 <= start <= stop <= len(tables[tier]):
+        raise ValueError(f"range {start}..{stop} is outside tier {tier}")
+    for t in tables:
+        if t is not None and (not isinstance(t, np.ndarray) or t.dtype != np.uint16
+                              or not t.flags.c_contiguous or not t.flags.writeable):
+            raise TypeError("tier arrays must be writeable contiguous uint16 numpy arrays")
+    ptrs = <uint16_t **>malloc(ntables * sizeof(uint16_t *))
+    if ptrs == NULL:
+        raise MemoryError()
+    for i in range(ntables):
+        ptrs[i] = NULL if tables[i] is None else <uint16_t *>cnp.PyArray_DATA(tables[i])
+    return ptrs
+
+
+cdef int verify_one(const GameKernel *game, int tier, int64_t index, uint16_t **tables,
+                    int ntables, Frame *f) noexcept nogil:
+    """1 when the stored record of (tier, index) is not the fold of its children's, else 0
+    (negative: an error code)."""
+    cdef uint16_t final_record = 0, stored = tables[tier][index]
+    cdef int n, i, ct
+    n = game.expand(game.ctx, tier, index, f.child_tier, f.child_index, &final_record)
+    if n < 0:
+        return -ERR_RANGE
+    if n == 0:
+        return stored != final_record
+    start_fold(f)
+    for i in range(n):
+        ct = f.child_tier[i]
+        if ct > tier or ct < 0 or ct >= ntables or tables[ct] == NULL:
+            return -ERR_MISSING_TIER
+        if tables[ct][f.child_index[i]] == 0:
+            return -ERR_UNSOLVED
+        accumulate(f, tables[ct][f.child_index[i]])
+    return stored != fold_children(f)
+
+
+def verify_range(object capsule, int tier, int64_t start, int64_t stop, list tables, int threads=1):
+    """Recompute records start..stop-1 of `tier` from their children; returns how many differ."""
+    cdef const GameKernel *game = kernel_of(capsule)
+    cdef int ntables = len(tables)
+    cdef int64_t i, bad = 0
+    cdef int r, tid, error = 0
+    cdef Frame *f
+    if threads < 1:
+        threads = 1
+    cdef int64_t *per_thread = <int64_t *>calloc(2 * threads, sizeof(int64_t))
+    if per_thread == NULL:
+        raise MemoryError()
+    cdef uint16_t **ptrs = tier_pointers(tables, tier, start, stop)
+    try:
+        with nogil, parallel(num_threads=threads):
+            f = <Frame *>malloc(sizeof(Frame))
+            for i in prange(start, stop, schedule="static"):
+                tid = threadid()
+                if f == NULL:
+                    r = -ERR_MEMORY
+                else:
+                    r = verify_one(game, tier, i, ptrs, ntables, f)
+                if r < 0:
+                    per_thread[2 * tid + 1] |= -r
+                elif r > 0:
+                    per_thread[2 * tid] += 1
+            free(f)
+        for tid in range(threads):
+            bad += per_thread[2 * tid]
+            error |= per_thread[2 * tid + 1]
+    finally:
+        free(ptrs)
+        free(per_thread)
+    if error:
+        raise RuntimeError(f"verifying tier {tier} failed: " + "; ".join(
+            text for bit, text in ERRORS.items() if error & bit))
+    return bad
+
+
+def solve_range(object capsule, int tier, int64_t start, int64_t stop, list tables, int threads=1):
+    """Solve indices start..stop-1 of `tier` in place.
+
+    tables[t] is the uint16 record array of tier t (None where not loaded); tables[tier] is
+    the array being filled.  Raises RuntimeError naming what broke the contract.
+    """
+    cdef const GameKernel *game = kernel_of(capsule)
+    cdef int ntables = len(tables)
+    cdef int error = 0, e
+    cdef int64_t root
+    cdef Stack *st
+    cdef uint16_t **ptrs
+    if game.max_children > MAX_CHILDREN:
+        raise ValueError(f"a game with {game.max_children} children per position needs a larger MAX_CHILDREN")
+    ptrs = tier_pointers(tables, tier, start, stop)
+    if threads < 1:
+        threads = 1
+    try:
+        with nogil, parallel(num_threads=threads):
+            st = <Stack *>malloc(sizeof(Stack))
+            if st != NULL:
+                st.capacity = 64
+                st.frames = <Frame *>malloc(st.capacity * sizeof(Frame))
+            for root in prange(start, stop, schedule="dynamic", chunksize=2048):
+                if st == NULL or st.frames == NULL:
+                    e = ERR_MEMORY
+                else:
+                    e = solve_root(game, tier, root, ptrs, ntables, st)
+                error |= e
+            if st != NULL:
+                free(st.frames)
+                free(st)
+    finally:
+        free(ptrs)
+    if error:
+        broken = [text for bit, text in ERRORS.items() if error & bit]
+        raise RuntimeError(f"solving tier {tier} failed: " + "; ".join(broken))
+
+
+def tier_summary(cnp.ndarray[cnp.uint16_t, ndim=1] records):
+    """(losses, draws, wins, unsolved, longest win, index of a longest win) of a tier array."""
+    cdef int64_t i, n = records.shape[0], index = -1
+    cdef int64_t counts[4]
+    cdef unsigned longest = 0, r
+    cdef const uint16_t *data = <const uint16_t *>records.data
+    counts[0] = counts[1] = counts[2] = counts[3] = 0
+    with nogil:
+        for i in range(n):
+            r = data[i]
+            counts[r & 3] += 1
+            if (r & 3) == REC_WIN and (index < 0 or (r >> 2) > longest):
+                longest = r >> 2
+                index = i
+    return counts[REC_LOSS], counts[REC_DRAW], counts[REC_WIN], counts[0], longest, index

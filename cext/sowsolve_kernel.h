@@ -1,0 +1,42 @@
+/* The kernel layer of the Game contract: what a solver kernel may call, with integers only.
+ *
+ * A game kernel fills one GameKernel and hands it to the solvers inside a PyCapsule named
+ * SOWSOLVE_KERNEL_CAPSULE, so that solver modules need no compile-time knowledge of any game.
+ */
+#ifndef SOWSOLVE_KERNEL_H
+#define SOWSOLVE_KERNEL_H
+
+#include <stdint.h>
+
+#define SOWSOLVE_KERNEL_CAPSULE "sowsolve.GameKernel"
+#define SOWSOLVE_MAX_CHILDREN 64
+
+/* Value records, always from the side to move: 2 bits outcome, 14 bits remoteness.
+ * 0 means "not solved yet", so a fresh zeroed array is an unsolved tier. */
+#define REC_UNSOLVED 0u
+#define REC_LOSS 1u
+#define REC_DRAW 2u
+#define REC_WIN 3u
+#define REC_OUTCOME(r) ((r) & 3u)
+#define REC_REMOTENESS(r) ((r) >> 2)
+#define REC_MAKE(outcome, rem) ((uint16_t)(((rem) << 2) | (outcome)))
+#define REC_MAX_REMOTENESS 16383u
+
+typedef struct GameKernel {
+    const void *ctx;
+    int max_children;
+    /* Children of position `index` of `tier`, each as the tier and index of the stored
+     * position whose side to move is the child's side to move (a game that folds a
+     * symmetry maps the child to its stored representative).  Returns the number of
+     * children, 0 for a final position with its record in *final_record, or -1 when
+     * (tier, index) is out of range. */
+    int (*expand)(const void *ctx, int tier, int64_t index,
+                  int *child_tier, int64_t *child_index, uint16_t *final_record);
+} GameKernel;
+
+/* Relaxed atomic access to records shared between threads: two threads that solve the same
+ * position write the same record, so a racing read sees either "unsolved" or the answer. */
+static inline uint16_t rec_load(const uint16_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static inline void rec_store(uint16_t *p, uint16_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+
+#endif

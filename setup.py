@@ -1,0 +1,61 @@
+"""Builds the Cython kernels in cext/ (with OpenMP where the compiler has it)."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+KERNELS = ["diffusion", "retrograde"]
+
+
+def compiler_has_openmp() -> bool:
+    """Compile and link a tiny OpenMP program; a compiler without it builds single-threaded."""
+    if os.environ.get("SOWSOLVE_NO_OPENMP"):
+        return False
+    cc = os.environ.get("CC", "cc")
+    if shutil.which(cc) is None:
+        return False
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "omp.c")
+        with open(src, "w") as f:
+            f.write("#include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n")
+        result = subprocess.run([cc, "-fopenmp", src, "-o", os.path.join(tmp, "omp")],
+                                capture_output=True)
+        return result.returncode == 0
+
+
+openmp = compiler_has_openmp()
+compile_args = ["-O3", "-fno-strict-aliasing"] + (["-fopenmp"] if openmp else [])
+link_args = ["-fopenmp"] if openmp else []
+if not openmp:
+    print("sowsolve: building without OpenMP (solver kernels run on one thread)", file=sys.stderr)
+
+extensions = [
+    Extension(
+        f"sowsolve.cext.{name}",
+        [f"cext/{name}.pyx"],
+        include_dirs=[numpy.get_include(), "cext"],
+        extra_compile_args=compile_args,
+        extra_link_args=link_args,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+    for name in KERNELS
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives={
+            "language_level": 3,
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+        include_path=["cext"],
+    ),
+)

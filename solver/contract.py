@@ -1,0 +1,107 @@
+"""The Game contract: what every game offers, so that solvers and commands never name a game.
+
+Two layers.  The Python layer (required) is the readable reference: positions, notation, legal
+moves, playing a move, the end.  The tier layer (optional, for games solved by tiers) exposes the
+kernel: tiers in solving order, tier sizes, where a position is stored, and a Cython kernel
+capsule that solver kernels call with integers only.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Hashable, Iterable, Sequence
+
+
+class Game(ABC):
+    """One game on one board (name + parameters), e.g. Diffusion v1 on 2x4 with 2 stones."""
+
+    #: registry name, e.g. "diffusion"
+    name: str
+
+    # --- Python layer ---------------------------------------------------------------
+    @abstractmethod
+    def parameters(self) -> dict[str, Any]:
+        """What, with `name`, rebuilds this game via solver.games.make_game."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """A short human description of game and board."""
+
+    @abstractmethod
+    def initial(self) -> Hashable:
+        """The start position."""
+
+    def initial_positions(self) -> list:
+        """The start with each side to move, where the rules leave the first mover open."""
+        return [self.initial()]
+
+    @abstractmethod
+    def parse_position(self, text: str) -> Hashable:
+        """Position from text; raises BadPosition naming what is wrong."""
+
+    @abstractmethod
+    def format_position(self, position) -> str:
+        ...
+
+    @abstractmethod
+    def legal_moves(self, position) -> list:
+        """Moves of a position, empty when it is final."""
+
+    @abstractmethod
+    def play(self, position, move) -> Hashable:
+        ...
+
+    @abstractmethod
+    def format_move(self, move) -> str:
+        ...
+
+    @abstractmethod
+    def outcome(self, position) -> str | None:
+        """'win'/'loss'/'draw' for the side to move when the position is final, else None."""
+
+    def parse_move(self, position, text: str):
+        """Move from text; the default matches the texts of the legal moves."""
+        from .errors import BadMove
+        for move in self.legal_moves(position):
+            if self.format_move(move) == text.strip():
+                return move
+        raise BadMove(f"{text!r} is not a legal move in {self.format_position(position)}")
+
+    # --- tier layer (optional) --------------------------------------------------------
+    def tiers(self) -> Sequence[int]:
+        """Tiers in solving order (every child of a tier lies in it or in an earlier one)."""
+        raise NotImplementedError(f"{self.name} is not solved by tiers")
+
+    def tier_size(self, tier: int) -> int:
+        raise NotImplementedError
+
+    def tier_dependencies(self, tier: int) -> Iterable[int]:
+        """Earlier tiers that children of `tier` can lie in."""
+        raise NotImplementedError
+
+    def kernel(self):
+        """The Cython kernel object, whose capsule() feeds the solver kernels."""
+        raise NotImplementedError
+
+    def locate(self, position) -> tuple[int, int]:
+        """(tier, index) of the stored position whose record is this position's record."""
+        raise NotImplementedError
+
+    def stored_positions(self, tier: int, start: int, stop: int) -> list:
+        """Positions stored at indices start..stop-1 of a tier."""
+        raise NotImplementedError
+
+    def kernel_moves(self, position) -> list:
+        """[(move, child)] as the kernel generates them (for the self-check)."""
+        raise NotImplementedError
+
+    def kernel_unmoves(self, position) -> list:
+        """[(move, parent)]: kernel un-moves that lead to `position` inside its tier."""
+        raise NotImplementedError
+
+    def kernel_children(self, tier: int, index: int):
+        """The solver's view: [(tier, index)] of children, or the final record."""
+        return self.kernel().children(tier, index)
+
+    def images(self, position) -> list:
+        """The positions sharing a stored record with `position` (itself first)."""
+        return [position]

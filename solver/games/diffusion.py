@@ -1,0 +1,216 @@
+"""Diffusion (Mark Steere, 2006) and Diffusion v2: the reference rules (RULES.md section 1).
+
+A position is a board of 2n pits -- the top row left to right, then the bottom row left to
+right -- and the side to move, 'A' (bottom player) or 'B' (top player).  This module is the
+readable reference: the kernel (cext/diffusion.pyx) must agree with it move for move.
+"""
+from __future__ import annotations
+
+import string
+from typing import NamedTuple
+
+from ..contract import Game
+from ..errors import BadParameters, BadPosition
+
+MAX_STONES_PER_PIT = 5
+MAX_COLS = 8          # the kernel's limit (a half of the board is coded in base 6 in 32 bits)
+
+# Slot order of a move (RULES.md): bottom row E, NE, N, NW, W; top row W, SW, S, SE, E.
+# Each slot is (row step, column step); rows: 0 top, 1 bottom.
+BOTTOM_SLOTS = [(0, +1), (-1, +1), (-1, 0), (-1, -1), (0, -1)]
+TOP_SLOTS = [(0, -1), (+1, -1), (+1, 0), (+1, +1), (0, +1)]
+
+
+class Position(NamedTuple):
+    board: tuple[int, ...]
+    side: str            # 'A' or 'B'
+
+
+class Diffusion(Game):
+    """Diffusion on 2 rows of `cols` pits with `stones` per pit at the start."""
+
+    def __init__(self, cols: int = 6, stones: int = 4, variant: int = 1):
+        if variant not in (1, 2):
+            raise BadParameters(f"Diffusion has variants 1 and 2, not {variant}")
+        if isinstance(cols, bool) or not isinstance(cols, int) or not 2 <= cols <= MAX_COLS:
+            raise BadParameters(f"--cols must be a whole number from 2 to {MAX_COLS}, not {cols!r}")
+        if variant == 1 and cols % 2:
+            raise BadParameters(f"Diffusion v1 needs an even number of columns (each player owns "
+                                f"half of them), not {cols}")
+        if isinstance(stones, bool) or not isinstance(stones, int) or not 1 <= stones <= 5:
+            raise BadParameters(f"--stones must be a whole number from 1 to 5, not {stones!r}")
+        self.cols = cols
+        self.stones = stones
+        self.variant = variant
+        self.name = "diffusion" if variant == 1 else "diffusion-v2"
+        self.npits = 2 * cols
+        self.max_stones = self.npits * stones
+        self.pit_names = [self._pit_name(p) for p in range(self.npits)]
+        self.owner = [self._owner(p) for p in range(self.npits)]
+        self.slots = [self._slots(p) for p in range(self.npits)]
+        self._kernel = None
+
+    # --- board geometry ------------------------------------------------------------
+    def _row_col(self, pit: int) -> tuple[int, int]:
+        return divmod(pit, self.cols)
+
+    def _pit_name(self, pit: int) -> str:
+        """Counterclockwise from the top-right pit: top row right to left, then bottom row."""
+        row, col = self._row_col(pit)
+        order = (self.cols - 1 - col) if row == 0 else (self.cols + col)
+        return string.ascii_uppercase[order]
+
+    def _owner(self, pit: int) -> str:
+        row, col = self._row_col(pit)
+        if self.variant == 1:
+            return "A" if col < self.cols // 2 else "B"
+        return "A" if row == 1 else "B"
+
+    def _slots(self, pit: int) -> list[int]:
+        """Target pit of each of the 5 slots around `pit`, -1 where the slot is a store."""
+        row, col = self._row_col(pit)
+        targets = []
+        for drow, dcol in (BOTTOM_SLOTS if row == 1 else TOP_SLOTS):
+            r, c = row + drow, col + dcol
+            targets.append(r * self.cols + c if 0 <= c < self.cols else -1)
+        return targets
+
+    def turn(self, board: tuple[int, ...]) -> tuple[int, ...]:
+        """The 180-degree turn: reverses the pit sequence and swaps the blocks."""
+        return tuple(reversed(board))
+
+    # --- Python layer ---------------------------------------------------------------
+    def parameters(self) -> dict:
+        return {"cols": self.cols, "stones": self.stones}
+
+    def describe(self) -> str:
+        return f"Diffusion v{self.variant}, 2x{self.cols}, {self.stones} stones per pit"
+
+    def initial(self) -> Position:
+        return Position((self.stones,) * self.npits, "A")
+
+    def initial_positions(self) -> list[Position]:
+        """The rule sheet names no first mover: A by convention, B as well."""
+        start = self.initial()
+        return [start, start._replace(side="B")]
+
+    def outcome(self, position: Position) -> str | None:
+        empty = {who: all(position.board[p] == 0 for p in range(self.npits) if self.owner[p] == who)
+                 for who in "AB"}
+        for who in "AB":
+            if empty[who]:
+                return "win" if who == position.side else "loss"
+        return None
+
+    def legal_moves(self, position: Position) -> list[int]:
+        if self.outcome(position) is not None:
+            return []
+        return [p for p in range(self.npits) if position.board[p] > 0]
+
+    def sow(self, board: tuple[int, ...], pit: int) -> tuple[tuple[int, ...], int]:
+        """Board after scooping `pit`, and the number of stones that went to the stores."""
+        cells = list(board)
+        stones, cells[pit] = cells[pit], 0
+        lost = 0
+        for target in self.slots[pit][:stones]:
+            if target < 0 or cells[target] == MAX_STONES_PER_PIT:
+                lost += 1
+            else:
+                cells[target] += 1
+        return tuple(cells), lost
+
+    def play(self, position: Position, move: int) -> Position:
+        board, _ = self.sow(position.board, move)
+        return Position(board, self._other(position.side))
+
+    def format_move(self, move: int) -> str:
+        return self.pit_names[move]
+
+    def parse_move(self, position: Position, text: str) -> int:
+        from ..errors import BadMove
+        name = text.strip().upper()
+        if name not in self.pit_names:
+            raise BadMove(f"{text!r} names no pit; pits are {' '.join(sorted(self.pit_names))}")
+        pit = self.pit_names.index(name)
+        if pit not in self.legal_moves(position):
+            raise BadMove(f"{name} is not a legal move in {self.format_position(position)}")
+        return pit
+
+    def format_position(self, position: Position) -> str:
+        b = "".join(str(x) for x in position.board)
+        return f"{b[:self.cols]}/{b[self.cols:]} {position.side}"
+
+    def parse_position(self, text: str) -> Position:
+        if not isinstance(text, str):
+            raise BadPosition(f"a position must be text, not {type(text).__name__}")
+        fields = text.split()
+        shape = f"'<{self.cols} digits>/<{self.cols} digits> A|B'"
+        if len(fields) != 2:
+            raise BadPosition(f"position {text!r} must be {shape}: board and side to move "
+                              f"separated by a space")
+        rows, side = fields
+        if side not in ("A", "B"):
+            raise BadPosition(f"position {text!r}: side to move must be A or B, not {side!r}")
+        parts = rows.split("/")
+        if len(parts) != 2:
+            raise BadPosition(f"position {text!r} must have two rows separated by '/'")
+        board = []
+        for row_name, row in zip(("top", "bottom"), parts):
+            if len(row) != self.cols:
+                raise BadPosition(f"position {text!r}: the {row_name} row has {len(row)} pits, "
+                                  f"this board has {self.cols}")
+            for ch in row:
+                if ch not in "012345":
+                    raise BadPosition(f"position {text!r}: {ch!r} is not a stone count "
+                                      f"(a pit holds 0 to 5 stones)")
+                board.append(int(ch))
+        total = sum(board)
+        if total == 0:
+            raise BadPosition(f"position {text!r} has no stones: an empty board is no position "
+                              f"of the game")
+        if total > self.max_stones:
+            raise BadPosition(f"position {text!r} holds {total} stones, more than the "
+                              f"{self.max_stones} of this board's start")
+        return Position(tuple(board), side)
+
+    # --- tier layer -----------------------------------------------------------------
+    def kernel(self):
+        if self._kernel is None:
+            from ..kernels import diffusion_kernel
+            owner = [0 if o == "A" else 1 for o in self.owner]
+            self._kernel = diffusion_kernel(self.cols, self.variant, self.max_stones, self.slots, owner)
+        return self._kernel
+
+    def tiers(self) -> range:
+        """Stones on the board, 1..2nk (the empty board is no position: both blocks empty)."""
+        return range(1, self.max_stones + 1)
+
+    def tier_size(self, tier: int) -> int:
+        return int(self.kernel().tier_sizes[tier])
+
+    def tier_dependencies(self, tier: int) -> range:
+        """A move sends at most 5 stones to the stores."""
+        return range(max(1, tier - MAX_STONES_PER_PIT), tier)
+
+    def locate(self, position: Position) -> tuple[int, int]:
+        board = position.board if position.side == "A" else self.turn(position.board)
+        return self.kernel().rank(board)
+
+    def stored_positions(self, tier: int, start: int, stop: int) -> list[Position]:
+        boards = self.kernel().unrank_range(tier, start, stop)
+        return [Position(tuple(int(x) for x in row), "A") for row in boards]
+
+    def _other(self, side: str) -> str:
+        return "B" if side == "A" else "A"
+
+    def kernel_moves(self, position: Position) -> list[tuple[int, Position]]:
+        return [(pit, Position(child, self._other(position.side)))
+                for pit, child, _ in self.kernel().moves(position.board)]
+
+    def kernel_unmoves(self, position: Position) -> list[tuple[int, Position]]:
+        return [(pit, Position(parent, self._other(position.side)))
+                for pit, parent in self.kernel().unmoves_in_tier(position.board)]
+
+    def images(self, position: Position) -> list[Position]:
+        """A position and its turn with the other side to move share one record."""
+        return [position, Position(self.turn(position.board), self._other(position.side))]

@@ -1,0 +1,19 @@
+"""Thin wrappers over the Cython kernels in cext/.  There is no pure-Python fallback: a
+sowsolve without its compiled kernels says so instead of running a thousand times slower."""
+from __future__ import annotations
+
+try:
+    from ..cext import diffusion as _diffusion
+    from ..cext import retrograde as _retrograde
+except ImportError as exc:  # pragma: no cover - only without a build
+    raise ImportError("sowsolve's compiled kernels are missing; reinstall with "
+                      "`pip install -e .` (needs a C compiler)") from exc
+
+solve_range = _retrograde.solve_range
+tier_summary = _retrograde.tier_summary
+verify_range = _retrograde.verify_range
+solver_errors = _retrograde.ERRORS
+
+
+def diffusion_kernel(cols: int, variant: int, max_stones: int, slots, owner):
+    return _diffusion.DiffusionKernel(cols, variant, max_stones, slots, owner)

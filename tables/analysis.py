@@ -1,0 +1,223 @@
+"""What the commands ask of a table, as plain data (dicts and lists) for text or JSON output."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from typing import Callable, ContextManager
+
+import numpy as np
+
+from ..solver.kernels import verify_range
+from ..solver.retrograde import default_threads, summarize
+from ..solver.values import Value, outcome_names
+from .store import Table
+
+Progress = Callable[[int, str], ContextManager]
+
+
+def _value_dict(value: Value) -> dict:
+    return {"value": value.value, "remoteness": value.remoteness}
+
+
+def query(table: Table, text: str) -> dict:
+    """Value of a position and of each legal move for the side playing it, best first."""
+    game = table.game
+    position = game.parse_position(text)
+    value = table.probe(position)
+    moves = []
+    for move in game.legal_moves(position):
+        child = game.play(position, move)
+        moves.append((game.format_move(move), Value.from_record(table.record(child)).for_mover()))
+    moves.sort(key=lambda mv: mv[1].sort_key())
+    return {
+        "position": game.format_position(position),
+        "value": value.value,
+        "remoteness": value.remoteness,
+        "final": not moves,
+        "moves": [{"move": m, **_value_dict(v)} for m, v in moves],
+        "best": [m for m, v in moves if v == value],
+    }
+
+
+def _start_values(table: Table) -> list[dict]:
+    game = table.game
+    return [{"position": game.format_position(p), **_value_dict(table.probe(p))}
+            for p in game.initial_positions()]
+
+
+def summary(table: Table) -> dict:
+    """The short result a finished solve prints."""
+    meta = table.meta
+    positions = sum(table.tier_size(t) for t in table.tiers)
+    return {
+        "game": meta["game"], "description": meta.get("description", table.game.describe()),
+        "parameters": meta["parameters"],
+        "positions_per_side": positions,
+        "start": _start_values(table),
+        "solve_seconds": meta.get("solve_seconds"),
+        "size_on_disk": table.size_on_disk(),
+    }
+
+
+def info(table: Table) -> dict:
+    meta = table.meta
+    tiers, longest = [], None
+    totals = {"losses": 0, "draws": 0, "wins": 0}
+    for tier in table.tiers:
+        row = {"tier": tier, "positions": table.tier_size(tier), "solved": tier in table.solved_tiers}
+        if row["solved"]:
+            summary_ = table.tier_info(tier)
+            for key in ("losses", "draws", "wins", "longest_win", "stored_bytes", "seconds"):
+                row[key] = summary_.get(key)
+            for key in totals:
+                totals[key] += int(summary_.get(key, 0))
+            if summary_.get("longest_win_index", -1) >= 0 and (
+                    longest is None or summary_["longest_win"] > longest[0]):
+                longest = (summary_["longest_win"], tier, summary_["longest_win_index"])
+        tiers.append(row)
+    size = table.size_on_disk()
+    positions = sum(row["positions"] for row in tiers)
+    result = {
+        "table": table.path, "game": meta["game"],
+        "description": meta.get("description", table.game.describe()),
+        "parameters": meta["parameters"], "finished": table.finished,
+        "format_version": meta["format_version"], "software": meta.get("software"),
+        "positions_per_side": positions,
+        "note": "one side to move is stored; the other is its 180-degree turn",
+        **totals,
+        "tiers": tiers,
+        "size_on_disk": size,
+        "bytes_per_position": round(size / positions, 4) if positions else None,
+        "solve_seconds": meta.get("solve_seconds"),
+        "created": meta.get("created"), "finished_at": meta.get("finished_at"),
+    }
+    if table.finished:
+        result["start"] = _start_values(table)
+    if longest is not None:
+        rem, tier, index = longest
+        position = table.game.stored_positions(tier, index, index + 1)[0]
+        result["longest_win"] = {"remoteness": rem, "position": table.game.format_position(position)}
+    return result
+
+
+def export(table: Table, out: str, fmt: str, max_stones: int | None,
+           progress: Progress | None = None) -> int:
+    """Write every position (both sides to move) with value and remoteness; returns rows.
+
+    The file appears whole or not at all: rows go to a temporary file beside `out`, which is
+    renamed over `out` at the end."""
+    game = table.game
+    tiers = [t for t in table.tiers if max_stones is None or t <= max_stones]
+    directory = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(2, "no such directory", directory)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".sowsolve-export-")
+    rows = 0
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            if fmt == "csv":
+                f.write("position,value,remoteness\n")
+            for tier in tiers:
+                bar = progress(table.tier_size(tier), f"export tier {tier}") if progress else None
+                for start, records in table.iter_blocks(tier):
+                    positions = game.stored_positions(tier, start, start + records.size)
+                    names = outcome_names(records)
+                    rems = (records >> 2).tolist()
+                    lines = []
+                    for position, name, rem in zip(positions, names, rems):
+                        for image in game.images(position):
+                            text = game.format_position(image)
+                            if fmt == "csv":
+                                lines.append(f"{text},{name},{rem}\n")
+                            else:
+                                lines.append(json.dumps({"position": text, "value": str(name),
+                                                         "remoteness": rem}) + "\n")
+                    f.write("".join(lines))
+                    rows += len(lines)
+                    if bar is not None:
+                        bar.update(records.size)
+                if bar is not None:
+                    bar.close()
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return rows
+
+
+def _fold_python(values: list[Value]) -> Value:
+    """The value of a position from its children's values (for the player to move here)."""
+    options = [v.for_mover() for v in values]
+    return min(options, key=Value.sort_key)
+
+
+def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
+    """Checksums of every block, metadata consistency, and stored values against children:
+    every position with `full` (in the kernel), else `samples` per tier through the Python
+    rules (independent of the kernel's move generation)."""
+    game = table.game
+    failures: list[str] = []
+    if [int(t) for t in table.tiers] != list(game.tiers()):
+        failures.append("the metadata's tier list differs from the game's")
+    if sorted(table.solved_tiers) != sorted(table.tiers):
+        failures.append("the metadata marks the table finished but not every tier solved")
+    rng = random.Random(seed)
+    window: dict[int, np.ndarray] = {}
+    capsule = game.kernel().capsule()
+    checked = blocks = 0
+    for tier in table.tiers:
+        if table.tier_size(tier) != game.tier_size(tier):
+            failures.append(f"tier {tier} holds {table.tier_size(tier)} positions; the game has "
+                            f"{game.tier_size(tier)}")
+            continue
+        needed = set(game.tier_dependencies(tier))
+        for old in [t for t in window if t not in needed]:
+            del window[old]
+        records = table.tier_records(tier)          # every block's checksum verified here
+        blocks += table.blocks_of(tier)
+        stored = table.tier_info(tier)
+        computed = summarize(records)
+        for key in ("positions", "losses", "draws", "wins", "longest_win"):
+            if stored.get(key) != computed[key]:
+                failures.append(f"tier {tier}: the summary says {key} = {stored.get(key)}, the "
+                                f"records give {computed[key]}")
+        if computed["unsolved"]:
+            failures.append(f"tier {tier}: {computed['unsolved']} records hold no value")
+        window[tier] = records
+        if full:
+            arrays: list = [None] * (max(table.tiers) + 1)
+            for t, array in window.items():
+                arrays[t] = array
+            bad = verify_range(capsule, tier, 0, records.size, arrays, default_threads())
+            checked += records.size
+            if bad:
+                failures.append(f"tier {tier}: {bad} stored values differ from their children's")
+        else:
+            size = records.size
+            indices = range(size) if size <= samples else rng.sample(range(size), samples)
+            for index in indices:
+                position = game.stored_positions(tier, index, index + 1)[0]
+                stored_value = Value.from_record(int(records[index]))
+                expected = _expected(game, position, window)
+                checked += 1
+                if expected != stored_value:
+                    failures.append(f"{game.format_position(position)}: stored {stored_value.value} "
+                                    f"in {stored_value.remoteness}, its children give "
+                                    f"{expected.value} in {expected.remoteness}")
+    return {"table": table.path, "tiers": len(table.tiers), "blocks": blocks,
+            "positions_verified": checked, "full": full, "failures": failures[:100],
+            "failure_count": len(failures)}
+
+
+def _expected(game, position, window: dict[int, np.ndarray]) -> Value:
+    outcome = game.outcome(position)
+    if outcome is not None:
+        return Value(outcome, 0)
+    children = []
+    for move in game.legal_moves(position):
+        tier, index = game.locate(game.play(position, move))
+        children.append(Value.from_record(int(window[tier][index])))
+    return _fold_python(children)
