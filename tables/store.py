@@ -2,9 +2,11 @@
 reader answers probes one block at a time."""
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import sqlite3
+import urllib.parse
 from collections import OrderedDict
 from importlib import metadata as _metadata
 from typing import Any, Iterator
@@ -35,7 +37,28 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _check_sqlite_file(path: str) -> None:
+    """Refuse a file that is not an SQLite database holding our table, before sqlitedict's
+    worker thread meets it (it would only log the error)."""
+    with open(path, "rb") as f:
+        if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+            raise ForeignTable(f"{path} is not a sowsolve table (not an SQLite file)")
+    try:
+        uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+            names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as exc:
+        raise ForeignTable(f"{path} is not a sowsolve table (SQLite says: {exc})") from None
+    if TABLE_NAME not in names:
+        raise ForeignTable(f"{path} is not a sowsolve table (it has no {TABLE_NAME!r} table)")
+
+
 def _open_sqlitedict(path: str, flag: str) -> SqliteDict:
+    if os.path.exists(path):
+        _check_sqlite_file(path)
     try:
         db = SqliteDict(path, tablename=TABLE_NAME, flag=flag, autocommit=False,
                         encode=encode_value, decode=decode_value)

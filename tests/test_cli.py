@@ -1,0 +1,119 @@
+"""The command suite, through typer.testing."""
+import csv
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from sowsolve.cli.app import app
+from sowsolve.tables.store import open_table
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_solve_then_solve_again_does_nothing(tmp_path):
+    path = tmp_path / "t.sqlite"
+    first = run("solve", "diffusion-v2", "--cols", 3, "--stones", 2, "--table", path, "--json")
+    assert first.exit_code == 0, first.output
+    result = json.loads(first.stdout)
+    assert result["solved_now"] and result["positions_per_side"] == 13034
+    assert [s["position"] for s in result["start"]] == ["222/222 A", "222/222 B"]
+    again = run("solve", "diffusion-v2", "--cols", 3, "--stones", 2, "--table", path)
+    assert again.exit_code == 0 and "nothing to do" in again.stdout
+
+
+def test_solve_writes_the_default_table(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run("solve", "diffusion", "--cols", 2, "--stones", 2)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "sowsolve-tables" / "diffusion-cols2-stones2.sqlite").exists()
+    assert "22/22 A: win" in result.stdout or "22/22 A: loss" in result.stdout
+
+
+def test_query_json(table_2x4_k2):
+    result = run("query", "2222/2222 A", "--table", table_2x4_k2, "--json")
+    assert result.exit_code == 0, result.output
+    q = json.loads(result.stdout)
+    assert set(q) >= {"position", "value", "remoteness", "moves", "best"}
+    assert len(q["moves"]) == 8
+    with open_table(table_2x4_k2) as table:
+        game = table.game
+        position = game.parse_position(q["position"])
+        for move in q["moves"]:
+            child = game.play(position, game.parse_move(position, move["move"]))
+            value = table.probe(child)
+            assert move["value"] == {"win": "loss", "loss": "win"}[value.value]
+            assert move["remoteness"] == value.remoteness + 1
+    best = [m["move"] for m in q["moves"] if (m["value"], m["remoteness"]) == (q["value"], q["remoteness"])]
+    assert q["best"] == best and best and q["moves"][0]["move"] == best[0]
+
+
+def test_query_text_of_a_final_position(table_2x4_k2):
+    result = run("query", "0000/0001 A", "--table", table_2x4_k2)
+    assert result.exit_code == 0 and "game over" in result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_export_parses_back(tmp_path, table_2x4_k2, fmt):
+    out = tmp_path / f"e.{fmt}"
+    result = run("export", "--table", table_2x4_k2, "--format", fmt, "--out", out, "--max-stones", 6)
+    assert result.exit_code == 0, result.output
+    if fmt == "csv":
+        with open(out, newline="") as f:
+            rows = list(csv.DictReader(f))
+    else:
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+    with open_table(table_2x4_k2) as table:
+        assert len(rows) == 2 * sum(table.tier_size(t) for t in range(1, 7))
+        assert len({r["position"] for r in rows}) == len(rows)
+        for row in rows[::37]:
+            value = table.probe(row["position"])
+            assert (row["value"], int(row["remoteness"])) == (value.value, value.remoteness)
+        assert all(sum(int(c) for c in r["position"][:9] if c.isdigit()) <= 6 for r in rows)
+
+
+def test_info_json(table_2x4_k2):
+    result = run("info", "--table", table_2x4_k2, "--json")
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout)
+    assert info["finished"] and info["positions_per_side"] == 399266
+    assert info["wins"] + info["losses"] + info["draws"] == 399266
+    assert sum(t["positions"] for t in info["tiers"]) == 399266
+    assert info["longest_win"]["remoteness"] == max(t["longest_win"] for t in info["tiers"])
+    assert info["start"][0]["position"] == "2222/2222 A"
+
+
+def test_perft_json():
+    result = run("perft", "diffusion", "--cols", 6, "--stones", 4, "--depth", 4, "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout) == {"perft": [12, 132, 1372, 13786]}
+
+
+def test_check_commands(table_2x4_k2):
+    assert run("check", "diffusion", "--cols", 4, "--stones", 2, "--samples", 50).exit_code == 0
+    result = run("check", "--table", table_2x4_k2, "--full", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["positions_verified"] == 399266
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["query", "2222/2222", "--table", "{t}"], "side to move"),
+    (["query", "22222/2222 A", "--table", "{t}"], "top row has 5 pits"),
+    (["query", "2222/2222 A", "--table", "{missing}"], "no table file"),
+    (["info", "--table", "{missing}"], "no table file"),
+    (["solve", "diffusion", "--cols", 3, "--stones", 2, "--table", "{new}"], "even number"),
+    (["solve", "diffusion", "--cols", 4, "--stones", 6, "--table", "{new}"], "--stones"),
+    (["solve", "go", "--cols", 4, "--stones", 2, "--table", "{new}"], "unknown game"),
+    (["perft", "diffusion", "--depth", 0], "--depth"),
+    (["export", "--table", "{t}", "--format", "csv", "--out", "{new}", "--max-stones", 0], "--max-stones"),
+])
+def test_bad_input_exits_2_with_one_sentence(tmp_path, table_2x4_k2, args, fragment):
+    names = {"t": table_2x4_k2, "missing": tmp_path / "missing.sqlite", "new": tmp_path / "new.out"}
+    result = run(*[str(a).format(**names) for a in args])
+    assert result.exit_code == 2, result.output
+    assert fragment in result.stderr and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "missing.sqlite").exists() and not (tmp_path / "new.out").exists()

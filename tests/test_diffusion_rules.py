@@ -1,0 +1,128 @@
+"""One test per rule clause of RULES.md section 1, on the reference rules and the kernel."""
+import pytest
+
+from conftest import load_vectors
+from sowsolve.solver.errors import BadMove, BadParameters, BadPosition
+from sowsolve.solver.games import make_game
+from sowsolve.solver.games.diffusion import Position
+
+VECTORS = load_vectors("diffusion_vectors.json")
+STANDARD = make_game("diffusion", cols=6, stones=4)
+
+
+@pytest.mark.parametrize("vector", VECTORS["moves"], ids=lambda v: v["name"])
+def test_move_vectors_of_the_rule_sheet(vector):
+    for variant in ("diffusion", "diffusion-v2"):
+        game = make_game(variant, cols=6, stones=4)
+        position = game.parse_position(vector["before"] + " A")
+        pit = game.parse_move(position, vector["move"])
+        board, lost = game.sow(position.board, pit)
+        assert game.format_position(Position(board, "B")) == vector["after"] + " B"
+        assert lost == vector["to_stores"]
+        kernel_moves = {p: (child, l) for p, child, l in game.kernel().moves(position.board)}
+        assert kernel_moves[pit] == (board, lost)
+
+
+def test_pit_names_run_counterclockwise_from_the_top_right():
+    assert STANDARD.pit_names == list("FEDCBA") + list("GHIJKL")
+    assert make_game("diffusion", cols=2, stones=1).pit_names == ["B", "A", "C", "D"]
+
+
+def test_blocks_v1_left_half_is_A():
+    assert STANDARD.owner == list("AAABBB") + list("AAABBB")
+
+
+def test_blocks_v2_bottom_row_is_A():
+    assert make_game("diffusion-v2", cols=6, stones=4).owner == ["B"] * 6 + ["A"] * 6
+
+
+def test_slot_order_bottom_row_E_NE_N_NW_W():
+    # I = bottom column 2 (pit 8): E bottom 3, NE top 3, N top 2, NW top 1, W bottom 1
+    assert STANDARD.slots[8] == [9, 3, 2, 1, 7]
+
+
+def test_slot_order_top_row_W_SW_S_SE_E():
+    # C = top column 3: W top 2, SW bottom 2, S bottom 3, SE bottom 4, E top 4
+    assert STANDARD.slots[3] == [2, 8, 9, 10, 4]
+
+
+def test_slots_beyond_the_board_are_the_store():
+    assert STANDARD.slots[0] == [-1, -1, 6, 7, 1]          # F, top-left corner
+    assert STANDARD.slots[11] == [-1, -1, 5, 4, 10]        # L, bottom-right corner
+
+
+def test_a_pit_never_holds_more_than_five():
+    game = make_game("diffusion", cols=6, stones=5)
+    position = game.parse_position("555555/555555 A")
+    for pit in game.legal_moves(position):
+        board, lost = game.sow(position.board, pit)
+        assert max(board) == 5 and board[pit] == 0 and lost == 5
+
+
+def test_empty_block_wins_for_its_owner_whoever_moved():
+    game = make_game("diffusion", cols=4, stones=1)
+    for mover, to_move, value in (("A", "B", "loss"), ("B", "A", "win")):
+        position = game.parse_position(f"1011/0000 {mover}")
+        child = game.play(position, game.parse_move(position, "D"))   # the stone goes to the store
+        assert game.format_position(child) == f"0011/0000 {to_move}"
+        assert game.outcome(child) == value                             # A's block is empty: A wins
+
+
+def test_final_positions_have_no_moves():
+    position = STANDARD.parse_position("000444/000444 A")
+    assert STANDARD.outcome(position) == "win"
+    assert STANDARD.legal_moves(position) == []
+    assert STANDARD.kernel().moves(position.board) == []
+
+
+def test_first_move_is_A_and_both_starts_exist():
+    assert STANDARD.format_position(STANDARD.initial()) == "444444/444444 A"
+    assert [p.side for p in STANDARD.initial_positions()] == ["A", "B"]
+
+
+def test_turn_maps_block_A_onto_block_B():
+    for name in ("diffusion", "diffusion-v2"):
+        game = make_game(name, cols=6, stones=4)
+        for pit in range(game.npits):
+            assert game.owner[pit] != game.owner[game.npits - 1 - pit]
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("44444/444444 A", "top row has 5 pits"),
+    ("444444/444444", "side to move"),
+    ("444444/444444 C", "side to move must be A or B"),
+    ("444444/444444 A x", "side to move"),
+    ("444446/444444 A", "'6' is not a stone count"),
+    ("44444\u0664/444444 A", "is not a stone count"),
+    ("444444444444 A", "two rows"),
+    ("000000/000000 A", "no stones"),
+    ("555555/555555 A", "more than the 48"),
+])
+def test_bad_position_text_is_refused_with_a_reason(text, fragment):
+    with pytest.raises(BadPosition, match=fragment):
+        STANDARD.parse_position(text)
+
+
+def test_bad_moves_are_refused():
+    position = STANDARD.parse_position("000444/100444 A")
+    with pytest.raises(BadMove, match="not a legal move"):
+        STANDARD.parse_move(position, "F")
+    with pytest.raises(BadMove, match="names no pit"):
+        STANDARD.parse_move(position, "Z")
+
+
+@pytest.mark.parametrize("name, cols, stones, fragment", [
+    ("diffusion", 3, 2, "even number of columns"),
+    ("diffusion", 4, 0, "--stones"),
+    ("diffusion", 4, 6, "--stones"),
+    ("diffusion-v2", 1, 2, "--cols"),
+    ("diffusion", 10, 2, "--cols"),
+    ("chess", 4, 2, "unknown game"),
+])
+def test_bad_parameters_are_refused(name, cols, stones, fragment):
+    with pytest.raises(BadParameters, match=fragment):
+        make_game(name, cols=cols, stones=stones)
+
+
+def test_v2_allows_odd_columns():
+    assert make_game("diffusion-v2", cols=3, stones=2).max_stones == 12
