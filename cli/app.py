@@ -22,6 +22,7 @@ from ..tables import analysis
 from . import render
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None,
                   help="Solve sowing games exactly and query their endgame tables.")
 
 USAGE_ERRORS = (BadParameters, BadPosition, BadMove, TableMissing, TableMismatch, ForeignTable)

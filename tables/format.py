@@ -9,8 +9,8 @@ One SQLite file, one sqlitedict table named ``sowsolve``, keys as text, values a
 
 A block holds up to `block_records` 16-bit records (solver/values.py) of consecutive indices,
 stored as two byte planes (low bytes, then high bytes), which compress better than the
-interleaved array.  Its header carries magic, tier, block number, record count and the CRC-32 of
-the uncompressed records, so a flipped byte anywhere is caught on read.  Nothing is ever
+interleaved array.  Its header carries magic, tier, block number, record count, the CRC-32 of the
+records and the CRC-32 of the compressed bytes, so a flipped byte anywhere is caught on read.  Nothing is ever
 unpickled: the codecs below accept bytes and nothing else.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ FORMAT_VERSION = 1
 TABLE_NAME = "sowsolve"
 BLOCK_RECORDS = 1 << 16
 BLOCK_MAGIC = b"SWB1"
-BLOCK_HEADER = struct.Struct("<4sHIII")   # magic, tier, block, records, crc32
+BLOCK_HEADER = struct.Struct("<4sHIIII")  # magic, tier, block, records, crc32 records, crc32 stored
 ZSTD_LEVEL = 9
 
 
@@ -85,33 +85,36 @@ def load_json(data: bytes, what: str) -> dict:
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ForeignTable(f"the {what} is not JSON") from None
+        raise ForeignTable(f"the {what} is not JSON: not a sowsolve table, or altered") from None
     if not isinstance(obj, dict):
-        raise ForeignTable(f"the {what} is not a JSON object")
+        raise ForeignTable(f"the {what} is not a JSON object: not a sowsolve table, or altered")
     return obj
 
 
 def encode_block(tier: int, block: int, records: np.ndarray) -> bytes:
     raw = np.ascontiguousarray(records, dtype="<u2")
     planes = raw.view(np.uint8).reshape(-1, 2).T.tobytes()
-    header = BLOCK_HEADER.pack(BLOCK_MAGIC, tier, block, raw.size, zlib.crc32(raw.tobytes()))
-    compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
-    return header + compressor.compress(planes)
+    payload = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True).compress(planes)
+    header = BLOCK_HEADER.pack(BLOCK_MAGIC, tier, block, raw.size, zlib.crc32(raw.tobytes()),
+                               zlib.crc32(payload))
+    return header + payload
 
 
 def decode_block(data: bytes, tier: int, block: int, expected_records: int) -> np.ndarray:
     where = f"block {block} of tier {tier}"
     if len(data) < BLOCK_HEADER.size:
         raise CorruptTable(f"{where} is truncated ({len(data)} bytes)")
-    magic, htier, hblock, count, crc = BLOCK_HEADER.unpack_from(data)
+    magic, htier, hblock, count, crc, payload_crc = BLOCK_HEADER.unpack_from(data)
     if magic != BLOCK_MAGIC:
         raise CorruptTable(f"{where} does not start with a sowsolve block header")
     if (htier, hblock, count) != (tier, block, expected_records):
         raise CorruptTable(f"{where} claims to be block {hblock} of tier {htier} with {count} "
                            f"records; expected {expected_records}")
+    payload = data[BLOCK_HEADER.size:]
+    if zlib.crc32(payload) != payload_crc:
+        raise CorruptTable(f"{where} fails its checksum")
     try:
-        planes = zstandard.ZstdDecompressor().decompress(
-            data[BLOCK_HEADER.size:], max_output_size=2 * expected_records)
+        planes = zstandard.ZstdDecompressor().decompress(payload, max_output_size=2 * expected_records)
     except zstandard.ZstdError as exc:
         raise CorruptTable(f"{where} does not decompress ({exc})") from None
     if len(planes) != 2 * expected_records:

@@ -6,8 +6,9 @@ import contextlib
 import datetime as _dt
 import os
 import sqlite3
-import urllib.parse
+import tempfile
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata as _metadata
 from typing import Any, Iterator
 
@@ -19,7 +20,7 @@ from ..solver.errors import BadParameters
 from ..solver.games import make_game
 from ..solver.values import Value
 from .format import (BLOCK_RECORDS, FORMAT_NAME, FORMAT_VERSION, TABLE_NAME, CorruptTable,
-                     ForeignTable, TableMismatch, TableMissing, UnfinishedTable, block_key,
+                     ForeignTable, TableError, TableMismatch, TableMissing, UnfinishedTable, block_key,
                      decode_block, decode_value, dump_json, encode_block, encode_value, load_json,
                      tier_key)
 
@@ -38,6 +39,11 @@ def _now() -> str:
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+LOCK_TIMEOUT = 30.0
+
+
+class TableBusy(TableError, RuntimeError):
+    """Another process holds the table's lock for longer than we wait."""
 
 
 def _check_sqlite_file(path: str) -> None:
@@ -47,9 +53,15 @@ def _check_sqlite_file(path: str) -> None:
         if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
             raise ForeignTable(f"{path} is not a sowsolve table (not an SQLite file)")
     try:
-        uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
-        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+        # Not read-only: a hot journal left by a killed writer must be rolled back, and only a
+        # read-write connection can do that (the file exists, so nothing is created).
+        with contextlib.closing(sqlite3.connect(path, timeout=LOCK_TIMEOUT)) as db:
             names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise TableBusy(f"{path} is locked by another process (a solve committing a tier?); "
+                            f"try again") from None
+        raise ForeignTable(f"{path} is not a sowsolve table (SQLite says: {exc})") from None
     except sqlite3.DatabaseError as exc:
         raise ForeignTable(f"{path} is not a sowsolve table (SQLite says: {exc})") from None
     if TABLE_NAME not in names:
@@ -145,7 +157,7 @@ class Table:
 
     def tier_info(self, tier: int) -> dict:
         try:
-            return load_json(self._db[tier_key(tier)], f"summary of tier {tier}")
+            return load_json(self._db[tier_key(tier)], f"summary of tier {tier} in {self.path}")
         except KeyError:
             raise UnfinishedTable(f"tier {tier} of {self.path} is not stored") from None
 
@@ -210,7 +222,10 @@ def _load_block(db: SqliteDict, meta: dict, path: str, tier: int, block: int) ->
         data = db[block_key(tier, block)]
     except KeyError:
         raise CorruptTable(f"{path} lacks block {block} of tier {tier}") from None
-    return decode_block(data, tier, block, count)
+    try:
+        return decode_block(data, tier, block, count)
+    except CorruptTable as exc:
+        raise CorruptTable(f"{path}: {exc}") from None
 
 
 def _tier_records(db: SqliteDict, meta: dict, path: str, tier: int) -> np.ndarray:
@@ -225,9 +240,11 @@ def open_table(path, allow_unfinished: bool = False) -> Table:
 class TableWriter:
     """A table being solved: the solver's TierStore.  Each tier is one SQLite transaction."""
 
-    def __init__(self, path: str, game: Game, force: bool = False):
+    def __init__(self, path: str, game: Game, force: bool = False, threads: int | None = None):
         self.path = os.fspath(path)
         self.game = game
+        self.threads = threads or os.cpu_count() or 1
+        self._db: SqliteDict | None = None
         if force:
             for leftover in (self.path, self.path + "-journal"):
                 if os.path.exists(leftover):
@@ -238,12 +255,22 @@ class TableWriter:
                     raise TableMismatch(
                         f"{self.path} holds {existing.game.describe()}, not {game.describe()}; "
                         f"use --force to overwrite it or choose another --table")
+        else:
+            self._create()
+        self._db = _open_sqlitedict(self.path, "c")
+        self.meta = load_json(self._db["meta"], f"metadata of {self.path}")
+
+    def _create(self) -> None:
+        """Write a new table's metadata beside the target, then rename it into place: the path
+        holds either nothing or a table with metadata, whenever the process dies."""
+        game = self.game
         directory = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(directory, exist_ok=True)
-        self._db = _open_sqlitedict(self.path, "c")
-        if "meta" in self._db:
-            self.meta = load_json(self._db["meta"], "metadata")
-        else:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".sowsolve-new-", suffix=".sqlite")
+        os.close(fd)
+        os.remove(tmp)
+        try:
+            self._db = _open_sqlitedict(tmp, "c")
             tiers = list(game.tiers())
             self.meta = {
                 "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
@@ -258,6 +285,13 @@ class TableWriter:
                 "created": _now(),
             }
             self._commit_meta()
+            self.close()
+            os.replace(tmp, self.path)
+        finally:
+            self.close()
+            for leftover in (tmp, tmp + "-journal"):
+                if os.path.exists(leftover):
+                    os.remove(leftover)
 
     def _commit_meta(self) -> None:
         self._db["meta"] = dump_json(self.meta)
@@ -277,10 +311,14 @@ class TableWriter:
     def save_tier(self, tier: int, records: np.ndarray, summary: dict[str, Any]) -> None:
         block_records = int(self.meta["block_records"])
         stored = 0
-        for b, start in enumerate(range(0, records.size, block_records)):
-            data = encode_block(tier, b, records[start:start + block_records])
-            self._db[block_key(tier, b)] = data
-            stored += len(data)
+        starts = range(0, records.size, block_records)
+        # zstd and numpy release the GIL: blocks compress on every core
+        with ThreadPoolExecutor(max_workers=self.threads) as pool:
+            encoded = pool.map(lambda b: encode_block(tier, b, records[starts[b]:starts[b] + block_records]),
+                               range(len(starts)))
+            for b, data in enumerate(encoded):
+                self._db[block_key(tier, b)] = data
+                stored += len(data)
         summary = dict(summary, stored_bytes=stored)
         self._db[tier_key(tier)] = dump_json(summary)
         self.meta["solved_tiers"] = sorted(set(self.meta["solved_tiers"]) | {tier})
