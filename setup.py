@@ -9,7 +9,7 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["diffusion", "retrograde"]
+KERNELS = ["diffusion", "overflow", "retrograde", "ttsolve"]
 
 
 def compiler_has_openmp() -> bool:

@@ -294,6 +294,7 @@ cdef class DiffusionKernel:
         self.kernel.ctx = &self.ctx
         self.kernel.max_children = self.npits
         self.kernel.expand = expand
+        self.kernel.expand_key = NULL
 
     def capsule(self):
         """The GameKernel for solver modules (valid while this object lives)."""

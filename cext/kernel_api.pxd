@@ -1,5 +1,5 @@
 # Declarations of the kernel layer (sowsolve_kernel.h), shared by game kernels and solvers.
-from libc.stdint cimport int64_t, uint16_t
+from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
 
 cdef extern from "sowsolve_kernel.h" nogil:
     const char *SOWSOLVE_KERNEL_CAPSULE
@@ -12,10 +12,24 @@ cdef extern from "sowsolve_kernel.h" nogil:
     ctypedef int (*expand_fn)(const void *ctx, int tier, int64_t index, int *child_tier,
                               int64_t *child_index, uint16_t *final_record) noexcept nogil
 
+    ctypedef int (*expand_key_fn)(const void *ctx, uint64_t key, uint64_t *child_key,
+                                  uint16_t *final_record) noexcept nogil
+
     ctypedef struct GameKernel:
         const void *ctx
         int max_children
         expand_fn expand
+        expand_key_fn expand_key
+
+    ctypedef struct Fold:
+        uint32_t win_in
+        uint32_t lose_in
+        int draw
+
+    void fold_start(Fold *f)
+    void fold_add(Fold *f, uint16_t record)
+    bint fold_fits(const Fold *f)
+    uint16_t fold_result(const Fold *f)
 
     uint16_t rec_load(const uint16_t *p)
     void rec_store(uint16_t *p, uint16_t v)

@@ -15,9 +15,8 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport (GameKernel, REC_DRAW, REC_LOSS, REC_MAKE, REC_MAX_REMOTENESS, REC_OUTCOME,
-                         REC_REMOTENESS, REC_WIN, SOWSOLVE_KERNEL_CAPSULE,
-                         SOWSOLVE_MAX_CHILDREN, rec_load, rec_store)
+from kernel_api cimport (Fold, GameKernel, REC_DRAW, REC_LOSS, REC_WIN, SOWSOLVE_KERNEL_CAPSULE, fold_add,
+                         fold_fits, fold_result, fold_start, rec_load, rec_store)
 
 cnp.import_array()
 
@@ -45,9 +44,7 @@ cdef struct Frame:
     int64_t index
     int count                  # children, -1 before expansion
     int next
-    uint32_t win_in            # least remoteness of a child lost for its mover (+1 later)
-    uint32_t lose_in           # greatest remoteness of a child won by its mover
-    int draw
+    Fold fold
     int child_tier[MAX_CHILDREN]
     int64_t child_index[MAX_CHILDREN]
 
@@ -76,38 +73,6 @@ cdef inline Frame *push(Stack *st, int *depth, int64_t index) noexcept nogil:
     return f
 
 
-cdef inline void start_fold(Frame *f) noexcept nogil:
-    f.next = 0
-    f.win_in = 0xFFFFFFFFu
-    f.lose_in = 0
-    f.draw = 0
-
-
-cdef inline void accumulate(Frame *f, uint16_t record) noexcept nogil:
-    """Fold one child's record (from the child's side to move) into the parent's frame."""
-    cdef unsigned outcome = REC_OUTCOME(record), rem = REC_REMOTENESS(record)
-    if outcome == REC_LOSS:
-        if rem < f.win_in:
-            f.win_in = rem
-    elif outcome == REC_WIN:
-        if rem > f.lose_in:
-            f.lose_in = rem
-    else:
-        f.draw = 1
-
-
-cdef inline bint too_remote(Frame *f) noexcept nogil:
-    return (f.win_in != 0xFFFFFFFFu and f.win_in >= REC_MAX_REMOTENESS) or f.lose_in >= REC_MAX_REMOTENESS
-
-
-cdef inline uint16_t fold_children(Frame *f) noexcept nogil:
-    if f.win_in != 0xFFFFFFFFu:
-        return REC_MAKE(REC_WIN, f.win_in + 1)
-    if f.draw:
-        return REC_MAKE(REC_DRAW, 0)
-    return REC_MAKE(REC_LOSS, f.lose_in + 1)
-
-
 cdef int solve_root(const GameKernel *game, int tier, int64_t root, uint16_t **tables,
                     int ntables, Stack *st) noexcept nogil:
     """Solve `root` of `tier` and every unsolved same-tier position it depends on."""
@@ -131,7 +96,8 @@ cdef int solve_root(const GameKernel *game, int tier, int64_t root, uint16_t **t
                 depth -= 1
                 continue
             f.count = n
-            start_fold(f)
+            f.next = 0
+            fold_start(&f.fold)
         while f.next < f.count:
             ct = f.child_tier[f.next]
             ci = f.child_index[f.next]
@@ -142,15 +108,15 @@ cdef int solve_root(const GameKernel *game, int tier, int64_t root, uint16_t **t
                 if ct != tier:
                     return ERR_UNSOLVED
                 break
-            accumulate(f, record)
+            fold_add(&f.fold, record)
             f.next += 1
         if f.next < f.count:
             if push(st, &depth, f.child_index[f.next]) == NULL:
                 return ERR_DEPTH if st.capacity >= MAX_DEPTH else ERR_MEMORY
             continue
-        if too_remote(f):
+        if not fold_fits(&f.fold):
             return ERR_REMOTENESS
-        rec_store(current + f.index, fold_children(f))
+        rec_store(current + f.index, fold_result(&f.fold))
         depth -= 1
     return 0
 
@@ -192,15 +158,15 @@ cdef int verify_one(const GameKernel *game, int tier, int64_t index, uint16_t **
         return -ERR_RANGE
     if n == 0:
         return stored != final_record
-    start_fold(f)
+    fold_start(&f.fold)
     for i in range(n):
         ct = f.child_tier[i]
         if ct > tier or ct < 0 or ct >= ntables or tables[ct] == NULL:
             return -ERR_MISSING_TIER
         if tables[ct][f.child_index[i]] == 0:
             return -ERR_UNSOLVED
-        accumulate(f, tables[ct][f.child_index[i]])
-    return stored != fold_children(f)
+        fold_add(&f.fold, tables[ct][f.child_index[i]])
+    return stored != fold_result(&f.fold)
 
 
 def verify_range(object capsule, int tier, int64_t start, int64_t stop, list tables, int threads=1):

@@ -22,6 +22,34 @@
 #define REC_MAKE(outcome, rem) ((uint16_t)(((rem) << 2) | (outcome)))
 #define REC_MAX_REMOTENESS 16383u
 
+/* Folding children's records (each from the child's side to move) into the parent's record:
+ * win as fast as possible, else draw, else lose as slowly as possible. */
+typedef struct Fold {
+    uint32_t win_in;   /* least remoteness of a child lost for its mover, UINT32_MAX if none */
+    uint32_t lose_in;  /* greatest remoteness of a child won by its mover */
+    int draw;
+} Fold;
+
+static inline void fold_start(Fold *f) { f->win_in = 0xFFFFFFFFu; f->lose_in = 0; f->draw = 0; }
+
+static inline void fold_add(Fold *f, uint16_t record) {
+    unsigned outcome = REC_OUTCOME(record), rem = REC_REMOTENESS(record);
+    if (outcome == REC_LOSS) { if (rem < f->win_in) f->win_in = rem; }
+    else if (outcome == REC_WIN) { if (rem > f->lose_in) f->lose_in = rem; }
+    else f->draw = 1;
+}
+
+/* 0 when the result's remoteness does not fit a record */
+static inline int fold_fits(const Fold *f) {
+    return !((f->win_in != 0xFFFFFFFFu && f->win_in >= REC_MAX_REMOTENESS) || f->lose_in >= REC_MAX_REMOTENESS);
+}
+
+static inline uint16_t fold_result(const Fold *f) {
+    if (f->win_in != 0xFFFFFFFFu) return REC_MAKE(REC_WIN, f->win_in + 1);
+    if (f->draw) return REC_MAKE(REC_DRAW, 0);
+    return REC_MAKE(REC_LOSS, f->lose_in + 1);
+}
+
 typedef struct GameKernel {
     const void *ctx;
     int max_children;
@@ -32,6 +60,9 @@ typedef struct GameKernel {
      * (tier, index) is out of range. */
     int (*expand)(const void *ctx, int tier, int64_t index,
                   int *child_tier, int64_t *child_index, uint16_t *final_record);
+    /* For games solved by search over packed positions (NULL where not offered): children of a
+     * packed canonical position as packed canonical positions; same return convention. */
+    int (*expand_key)(const void *ctx, uint64_t key, uint64_t *child_key, uint16_t *final_record);
 } GameKernel;
 
 /* Relaxed atomic access to records shared between threads: two threads that solve the same

@@ -14,7 +14,8 @@ from tqdm import tqdm
 
 from ..solver.errors import BadMove, BadParameters, BadPosition
 from ..solver.games import GAMES, make_game
-from ..solver.retrograde import default_threads, solve_tiers
+from ..solver.retrograde import default_threads
+from ..solver.search import DEFAULT_MAX_POSITIONS, solve as solve_game
 from ..tables.format import ForeignTable, TableError, TableMismatch, TableMissing
 from ..tables.store import TableWriter, open_table
 from ..solver import selfcheck
@@ -26,6 +27,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Solve sowing games exactly and query their endgame tables.")
 
 USAGE_ERRORS = (BadParameters, BadPosition, BadMove, TableMissing, TableMismatch, ForeignTable)
+RUNTIME_ERRORS = (TableError, RuntimeError, MemoryError)
 
 
 class ExportFormat(str, Enum):
@@ -45,8 +47,8 @@ def clear_errors():
         yield
     except USAGE_ERRORS as exc:
         fail(str(exc), 2)
-    except TableError as exc:
-        fail(str(exc), 1)
+    except RUNTIME_ERRORS as exc:
+        fail(str(exc) or type(exc).__name__, 1)
     except KeyboardInterrupt:
         fail("interrupted", 130)
     except OSError as exc:
@@ -69,39 +71,54 @@ def tier_bar(total: int, desc: str):
 
 
 GAME_HELP = f"Game: {', '.join(GAMES)}."
+COLS = typer.Option(None, "--cols", help="Diffusion: pits per row [default: 6].")
+STONES = typer.Option(None, "--stones", help="Diffusion: stones per pit at the start, 1-5 [default: 4].")
+SIZE = typer.Option(None, "--size", help="Overflow: ranks x files, e.g. 4x4 [default: 6x6].")
+MAX_POSITIONS = typer.Option(DEFAULT_MAX_POSITIONS, "--max-positions",
+                             help="Search limit for games solved by search (Overflow).")
 
 
 @app.command()
 def solve(
     game: str = typer.Argument(..., help=GAME_HELP),
-    cols: int = typer.Option(4, "--cols", help="Pits per row."),
-    stones: int = typer.Option(2, "--stones", help="Stones per pit at the start (1-5)."),
+    cols: Optional[int] = COLS,
+    stones: Optional[int] = STONES,
+    size: Optional[str] = SIZE,
     table: Optional[str] = typer.Option(None, "--table", help="Table file to write "
                                         "[default: sowsolve-tables/GAME-colsN-stonesK.sqlite, "
                                         "or under $SOWSOLVE_TABLES]."),
     threads: int = typer.Option(0, "--threads", help="Solver threads [default: all cores]."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing table and start over."),
+    max_positions: int = MAX_POSITIONS,
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ):
-    """Solve every position of a board, tier by tier, into a table.
+    """Solve every position of a board into a table.
 
-    A second solve of a finished table does nothing; an unfinished one resumes from its last
-    finished tier.
+    Diffusion: every position, tier by tier (stones on the board); a second solve of a finished
+    table does nothing, an unfinished one resumes after its last finished tier.  Overflow: every
+    position reachable from the start, by a search with a transposition table (a killed search
+    starts over).
 
-    Example: sowsolve solve diffusion --cols 4 --stones 2
+    \b
+    Examples: sowsolve solve diffusion --cols 4 --stones 2
+              sowsolve solve overflow --size 3x4
     """
     with clear_errors():
         if threads < 0:
             raise BadParameters(f"--threads must be 0 (all cores) or more, not {threads}")
-        g = make_game(game, cols=cols, stones=stones)
+        if max_positions < 1:
+            raise BadParameters(f"--max-positions must be at least 1, not {max_positions}")
+        g = make_game(game, cols=cols, stones=stones, size=size)
+        if g.indexing == "keys":
+            g.key(g.initial())            # a board too large to pack fails here, writing nothing
         path = table or default_table_path(g)
         writer = TableWriter(path, g, force=force)
         try:
             started = time.perf_counter()
             report = None
             if not writer.finished:
-                report = solve_tiers(g, writer, threads=threads or default_threads(),
-                                     progress=tier_bar)
+                report = solve_game(g, writer, threads=threads or default_threads(), progress=tier_bar,
+                               max_positions=max_positions)
                 writer.finish({"solve_seconds": round(time.perf_counter() - started, 3),
                                "threads": threads or default_threads()})
         finally:
@@ -124,15 +141,21 @@ def solve(
 def query(
     position: str = typer.Argument(..., help="Position text, e.g. '4444/4444 A'."),
     table: str = typer.Option(..., "--table", help="Table file."),
+    max_positions: int = MAX_POSITIONS,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ):
     """Value and remoteness of a position, and of every legal move, best first.
 
-    Example: sowsolve query '4444/4444 A' --table sowsolve-tables/diffusion-cols4-stones2.sqlite
+    An Overflow table holds the positions reachable from the start; any other position is
+    answered by a search from it (JSON "source": "search"), up to --max-positions.
+
+    \b
+    Examples: sowsolve query '2222/2222 A' --table sowsolve-tables/diffusion-cols4-stones2.sqlite
+              sowsolve query '111/111/111 L' --table sowsolve-tables/overflow-size3x3.sqlite
     """
     with clear_errors():
         with open_table(table) as t:
-            result = analysis.query(t, position)
+            result = analysis.query(t, position, max_positions, progress=tier_bar)
         if as_json:
             emit_json(result)
         else:
@@ -180,23 +203,26 @@ def info(
 @app.command()
 def perft(
     game: str = typer.Argument(..., help=GAME_HELP),
-    cols: int = typer.Option(6, "--cols", help="Pits per row."),
-    stones: int = typer.Option(4, "--stones", help="Stones per pit at the start (1-5)."),
+    cols: Optional[int] = COLS,
+    stones: Optional[int] = STONES,
+    size: Optional[str] = SIZE,
     depth: int = typer.Option(..., "--depth", help="Plies to count."),
     position: Optional[str] = typer.Option(None, "--position", help="Start from this position."),
     as_json: bool = typer.Option(False, "--json", help='Print {"perft": [n1, ..., nD]}.'),
 ):
-    """Count move paths of each length from a position (games end when a block empties).
+    """Count move paths of each length from a position (no moves from a finished game).
 
-    Example: sowsolve perft diffusion --cols 6 --stones 4 --depth 4
+    \b
+    Examples: sowsolve perft diffusion --cols 6 --stones 4 --depth 4
+              sowsolve perft overflow --size 4x4 --depth 3 --json
     """
     with clear_errors():
         if not 1 <= depth <= 40:
             raise BadParameters(f"--depth must be from 1 to 40, not {depth}")
-        g = make_game(game, cols=cols, stones=stones)
+        g = make_game(game, cols=cols, stones=stones, size=size)
         pos = g.parse_position(position) if position is not None else g.initial()
         started = time.perf_counter()
-        counts = g.kernel().perft(pos.board, depth)
+        counts = g.perft(pos, depth)
         seconds = time.perf_counter() - started
         if as_json:
             emit_json({"perft": counts})
@@ -209,8 +235,9 @@ def perft(
 @app.command()
 def check(
     game: Optional[str] = typer.Argument(None, help=GAME_HELP + " Checks the game's contract."),
-    cols: int = typer.Option(4, "--cols", help="Pits per row."),
-    stones: int = typer.Option(2, "--stones", help="Stones per pit at the start (1-5)."),
+    cols: Optional[int] = COLS,
+    stones: Optional[int] = STONES,
+    size: Optional[str] = SIZE,
     table: Optional[str] = typer.Option(None, "--table", help="Check this table file instead."),
     samples: int = typer.Option(1000, "--samples", help="Positions sampled per tier."),
     full: bool = typer.Option(False, "--full", help="Table: verify every position, not a sample."),
@@ -233,7 +260,8 @@ def check(
             with open_table(table) as t:
                 report = analysis.check_table(t, samples, full, seed)
         else:
-            report = selfcheck.check_game(make_game(game, cols=cols, stones=stones), samples, seed)
+            report = selfcheck.check_game(make_game(game, cols=cols, stones=stones, size=size),
+                                          samples, seed)
         if as_json:
             emit_json(report)
         else:

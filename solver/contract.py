@@ -16,6 +16,9 @@ class Game(ABC):
 
     #: registry name, e.g. "diffusion"
     name: str
+    #: how tables index positions: "dense" (a perfect index per tier: locate/stored_positions)
+    #: or "keys" (canonical packed positions found by search: key/position_of_key)
+    indexing: str = "dense"
 
     # --- Python layer ---------------------------------------------------------------
     @abstractmethod
@@ -58,6 +61,14 @@ class Game(ABC):
     def outcome(self, position) -> str | None:
         """'win'/'loss'/'draw' for the side to move when the position is final, else None."""
 
+    def perft(self, position, depth: int) -> list[int]:
+        """Move-path counts for depths 1..depth (games that have a kernel count there)."""
+        counts, frontier = [], [position]
+        for _ in range(depth):
+            frontier = [self.play(p, m) for p in frontier for m in self.legal_moves(p)]
+            counts.append(len(frontier))
+        return counts
+
     def parse_move(self, position, text: str):
         """Move from text; the default matches the texts of the legal moves."""
         from .errors import BadMove
@@ -84,6 +95,14 @@ class Game(ABC):
 
     def locate(self, position) -> tuple[int, int]:
         """(tier, index) of the stored position whose record is this position's record."""
+        raise NotImplementedError
+
+    def key(self, position) -> tuple[int, int]:
+        """Keyed games: (tier, canonical packed position) under which the record is stored."""
+        raise NotImplementedError
+
+    def position_of_key(self, key: int):
+        """Keyed games: the position a packed key stands for."""
         raise NotImplementedError
 
     def stored_positions(self, tier: int, start: int, stop: int) -> list:

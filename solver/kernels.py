@@ -4,7 +4,9 @@ from __future__ import annotations
 
 try:
     from ..cext import diffusion as _diffusion
+    from ..cext import overflow as _overflow
     from ..cext import retrograde as _retrograde
+    from ..cext import ttsolve as _ttsolve
 except ImportError as exc:  # pragma: no cover - only without a build
     raise ImportError("sowsolve's compiled kernels are missing; reinstall with "
                       "`pip install -e .` (needs a C compiler)") from exc
@@ -12,8 +14,14 @@ except ImportError as exc:  # pragma: no cover - only without a build
 solve_range = _retrograde.solve_range
 tier_summary = _retrograde.tier_summary
 verify_range = _retrograde.verify_range
+TTSolver = _ttsolve.TTSolver
+verify_keys = _ttsolve.verify_keys
 solver_errors = _retrograde.ERRORS
 
 
 def diffusion_kernel(cols: int, variant: int, max_stones: int, slots, owner):
     return _diffusion.DiffusionKernel(cols, variant, max_stones, slots, owner)
+
+
+def overflow_kernel(rows: int, cols: int):
+    return _overflow.OverflowKernel(rows, cols)

@@ -9,9 +9,12 @@ from typing import Callable, ContextManager
 
 import numpy as np
 
-from ..solver.kernels import verify_range
+from ..solver.kernels import verify_keys, verify_range
+from ..solver.retrograde import _no_progress
+from ..solver.search import DEFAULT_MAX_POSITIONS, discs_of, search
 from ..solver.retrograde import default_threads, summarize
 from ..solver.values import Value, outcome_names
+from .format import NotInTable
 from .store import Table
 
 Progress = Callable[[int, str], ContextManager]
@@ -21,15 +24,25 @@ def _value_dict(value: Value) -> dict:
     return {"value": value.value, "remoteness": value.remoteness}
 
 
-def query(table: Table, text: str) -> dict:
-    """Value of a position and of each legal move for the side playing it, best first."""
+def query(table: Table, text: str, max_search: int = DEFAULT_MAX_POSITIONS,
+          progress: Progress | None = None) -> dict:
+    """Value of a position and of each legal move for the side playing it, best first.
+
+    A keyed table holds only what its search reached from the start; any other position is
+    answered by searching from it with the same engine (up to `max_search` positions)."""
     game = table.game
     position = game.parse_position(text)
-    value = table.probe(position)
+    record, source = table.record, "table"
+    try:
+        record(position)
+    except NotInTable:
+        solver = search(game, position, max_search, progress or _no_progress, "searching")
+        record, source = (lambda p: solver.record(game.key(p)[1])), "search"
+    value = Value.from_record(record(position))
     moves = []
     for move in game.legal_moves(position):
         child = game.play(position, move)
-        moves.append((game.format_move(move), Value.from_record(table.record(child)).for_mover()))
+        moves.append((game.format_move(move), Value.from_record(record(child)).for_mover()))
     moves.sort(key=lambda mv: mv[1].sort_key())
     return {
         "position": game.format_position(position),
@@ -38,6 +51,7 @@ def query(table: Table, text: str) -> dict:
         "final": not moves,
         "moves": [{"move": m, **_value_dict(v)} for m, v in moves],
         "best": [m for m, v in moves if v == value],
+        "source": source,
     }
 
 
@@ -97,7 +111,7 @@ def info(table: Table) -> dict:
         result["start"] = _start_values(table)
     if longest is not None:
         rem, tier, index = longest
-        position = table.game.stored_positions(tier, index, index + 1)[0]
+        position = table.stored_positions(tier, index, index + 1)[0]
         result["longest_win"] = {"remoteness": rem, "position": table.game.format_position(position)}
     return result
 
@@ -122,7 +136,7 @@ def export(table: Table, out: str, fmt: str, max_stones: int | None,
             for tier in tiers:
                 bar = progress(table.tier_size(tier), f"export tier {tier}") if progress else None
                 for start, records in table.iter_blocks(tier):
-                    positions = game.stored_positions(tier, start, start + records.size)
+                    positions = table.stored_positions(tier, start, start + records.size)
                     names = outcome_names(records)
                     rems = (records >> 2).tolist()
                     lines = []
@@ -160,22 +174,27 @@ def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
     rules (independent of the kernel's move generation)."""
     game = table.game
     failures: list[str] = []
-    if [int(t) for t in table.tiers] != list(game.tiers()):
+    if not table.keyed and [int(t) for t in table.tiers] != list(game.tiers()):
         failures.append("the metadata's tier list differs from the game's")
     if sorted(table.solved_tiers) != sorted(table.tiers):
         failures.append("the metadata marks the table finished but not every tier solved")
     rng = random.Random(seed)
-    window: dict[int, np.ndarray] = {}
+    window: dict[int, np.ndarray] = {}          # dense tables: the tiers children lie in
+    keyed_parts: list[tuple[np.ndarray, np.ndarray]] = []
     capsule = game.kernel().capsule()
     checked = blocks = 0
+
+    def child_record(child) -> int:
+        if table.keyed:
+            return table.record(child)
+        tier, index = game.locate(child)
+        return int(window[tier][index])
+
     for tier in table.tiers:
-        if table.tier_size(tier) != game.tier_size(tier):
+        if not table.keyed and table.tier_size(tier) != game.tier_size(tier):
             failures.append(f"tier {tier} holds {table.tier_size(tier)} positions; the game has "
                             f"{game.tier_size(tier)}")
             continue
-        needed = set(game.tier_dependencies(tier))
-        for old in [t for t in window if t not in needed]:
-            del window[old]
         records = table.tier_records(tier)          # every block's checksum verified here
         blocks += table.blocks_of(tier)
         stored = table.tier_info(tier)
@@ -186,38 +205,58 @@ def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
                                 f"records give {computed[key]}")
         if computed["unsolved"]:
             failures.append(f"tier {tier}: {computed['unsolved']} records hold no value")
-        window[tier] = records
-        if full:
-            arrays: list = [None] * (max(table.tiers) + 1)
-            for t, array in window.items():
-                arrays[t] = array
-            bad = verify_range(capsule, tier, 0, records.size, arrays, default_threads())
-            checked += records.size
-            if bad:
-                failures.append(f"tier {tier}: {bad} stored values differ from their children's")
+        if table.keyed:
+            keys = table.tier_keys(tier)
+            blocks += table.blocks_of(tier)
+            if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+                failures.append(f"tier {tier}: its keys are not strictly increasing")
+            if keys.size and not bool(np.all(discs_of(keys) == tier)):
+                failures.append(f"tier {tier}: some keys hold another number of discs")
+            if stored.get("first_keys") != [int(k) for k in keys[::table.block_records]]:
+                failures.append(f"tier {tier}: the block index disagrees with the keys")
+            keyed_parts.append((keys, records))
         else:
+            for old in [t for t in window if t not in set(game.tier_dependencies(tier))]:
+                del window[old]
+            window[tier] = records
+            if full:
+                arrays: list = [None] * (max(table.tiers) + 1)
+                for t, array in window.items():
+                    arrays[t] = array
+                bad = verify_range(capsule, tier, 0, records.size, arrays, default_threads())
+                checked += records.size
+                if bad:
+                    failures.append(f"tier {tier}: {bad} stored values differ from their children's")
+        if not full:
             size = records.size
-            indices = range(size) if size <= samples else rng.sample(range(size), samples)
-            for index in indices:
-                position = game.stored_positions(tier, index, index + 1)[0]
+            for index in (range(size) if size <= samples else rng.sample(range(size), samples)):
+                position = table.stored_positions(tier, index, index + 1)[0]
                 stored_value = Value.from_record(int(records[index]))
-                expected = _expected(game, position, window)
+                expected = _expected(game, position, child_record)
                 checked += 1
                 if expected != stored_value:
                     failures.append(f"{game.format_position(position)}: stored {stored_value.value} "
                                     f"in {stored_value.remoteness}, its children give "
                                     f"{expected.value} in {expected.remoteness}")
+    if full and keyed_parts:
+        keys = np.concatenate([k for k, _ in keyed_parts])
+        records = np.concatenate([r for _, r in keyed_parts])
+        order = np.argsort(keys, kind="stable")
+        bad, missing = verify_keys(capsule, keys[order], records[order], keys)
+        checked += keys.size
+        if bad:
+            failures.append(f"{bad} stored values differ from their children's")
+        if missing:
+            failures.append(f"{missing} children of stored positions are missing from the table")
     return {"table": table.path, "tiers": len(table.tiers), "blocks": blocks,
             "positions_verified": checked, "full": full, "failures": failures[:100],
             "failure_count": len(failures)}
 
 
-def _expected(game, position, window: dict[int, np.ndarray]) -> Value:
+def _expected(game, position, child_record: Callable[[object], int]) -> Value:
     outcome = game.outcome(position)
     if outcome is not None:
         return Value(outcome, 0)
-    children = []
-    for move in game.legal_moves(position):
-        tier, index = game.locate(game.play(position, move))
-        children.append(Value.from_record(int(window[tier][index])))
+    children = [Value.from_record(child_record(game.play(position, move)))
+                for move in game.legal_moves(position)]
     return _fold_python(children)

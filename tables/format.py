@@ -6,6 +6,8 @@ One SQLite file, one sqlitedict table named ``sowsolve``, keys as text, values a
                     block_records, solved_tiers, finished, software versions, timestamps
   tier/<t>          JSON: the tier's summary (positions, wins, losses, draws, longest win...)
   block/<t>/<b>     one block of records of tier t: a header then a zstd frame
+  keys/<t>/<b>      keyed tables only (games solved by search): the sorted canonical packed
+                    positions whose records are in block/<t>/<b>, delta-coded the same way
 
 A block holds up to `block_records` 16-bit records (solver/values.py) of consecutive indices,
 stored as two byte planes (low bytes, then high bytes), which compress better than the
@@ -28,6 +30,7 @@ FORMAT_VERSION = 1
 TABLE_NAME = "sowsolve"
 BLOCK_RECORDS = 1 << 16
 BLOCK_MAGIC = b"SWB1"
+KEYS_MAGIC = b"SWK1"
 BLOCK_HEADER = struct.Struct("<4sHIIII")  # magic, tier, block, records, crc32 records, crc32 stored
 ZSTD_LEVEL = 9
 
@@ -52,6 +55,10 @@ class UnfinishedTable(TableError, RuntimeError):
     """A table whose solve has not finished."""
 
 
+class NotInTable(TableError, LookupError):
+    """A keyed table holds only the positions its search reached."""
+
+
 class TableMismatch(TableError, ValueError):
     """A table of another game or board than the one asked for."""
 
@@ -73,6 +80,10 @@ def block_key(tier: int, block: int) -> str:
     return f"block/{tier}/{block}"
 
 
+def keys_key(tier: int, block: int) -> str:
+    return f"keys/{tier}/{block}"
+
+
 def tier_key(tier: int) -> str:
     return f"tier/{tier}"
 
@@ -91,35 +102,55 @@ def load_json(data: bytes, what: str) -> dict:
     return obj
 
 
-def encode_block(tier: int, block: int, records: np.ndarray) -> bytes:
-    raw = np.ascontiguousarray(records, dtype="<u2")
-    planes = raw.view(np.uint8).reshape(-1, 2).T.tobytes()
-    payload = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True).compress(planes)
-    header = BLOCK_HEADER.pack(BLOCK_MAGIC, tier, block, raw.size, zlib.crc32(raw.tobytes()),
+def _planes(array: np.ndarray) -> bytes:
+    """Byte planes (all low bytes, ..., all high bytes): they compress better than words."""
+    return array.view(np.uint8).reshape(-1, array.itemsize).T.tobytes()
+
+
+def _unplanes(data: bytes, dtype: str) -> np.ndarray:
+    size = np.dtype(dtype).itemsize
+    return np.frombuffer(data, dtype=np.uint8).reshape(size, -1).T.copy().view(dtype).ravel()
+
+
+def encode_block(tier: int, block: int, array: np.ndarray) -> bytes:
+    """A block of records (uint16) or of sorted keys (uint64, stored as deltas)."""
+    if array.dtype == np.uint64:
+        magic, raw = KEYS_MAGIC, np.ascontiguousarray(array, dtype="<u8")
+        words = np.diff(raw, prepend=np.uint64(0)).astype("<u8")
+    else:
+        magic, raw = BLOCK_MAGIC, np.ascontiguousarray(array, dtype="<u2")
+        words = raw
+    payload = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True).compress(_planes(words))
+    header = BLOCK_HEADER.pack(magic, tier, block, raw.size, zlib.crc32(raw.tobytes()),
                                zlib.crc32(payload))
     return header + payload
 
 
-def decode_block(data: bytes, tier: int, block: int, expected_records: int) -> np.ndarray:
-    where = f"block {block} of tier {tier}"
+def decode_block(data: bytes, tier: int, block: int, expected: int, keys: bool = False) -> np.ndarray:
+    """Records (or keys) of a stored block, every check passed; CorruptTable otherwise."""
+    what = "keys" if keys else "block"
+    where = f"{what} {block} of tier {tier}"
+    magic_expected, dtype = (KEYS_MAGIC, "<u8") if keys else (BLOCK_MAGIC, "<u2")
+    width = np.dtype(dtype).itemsize
     if len(data) < BLOCK_HEADER.size:
         raise CorruptTable(f"{where} is truncated ({len(data)} bytes)")
     magic, htier, hblock, count, crc, payload_crc = BLOCK_HEADER.unpack_from(data)
-    if magic != BLOCK_MAGIC:
-        raise CorruptTable(f"{where} does not start with a sowsolve block header")
-    if (htier, hblock, count) != (tier, block, expected_records):
-        raise CorruptTable(f"{where} claims to be block {hblock} of tier {htier} with {count} "
-                           f"records; expected {expected_records}")
+    if magic != magic_expected:
+        raise CorruptTable(f"{where} does not start with a sowsolve {what} header")
+    if (htier, hblock, count) != (tier, block, expected):
+        raise CorruptTable(f"{where} claims to be {what} {hblock} of tier {htier} with {count} "
+                           f"entries; expected {expected}")
     payload = data[BLOCK_HEADER.size:]
     if zlib.crc32(payload) != payload_crc:
         raise CorruptTable(f"{where} fails its checksum")
     try:
-        planes = zstandard.ZstdDecompressor().decompress(payload, max_output_size=2 * expected_records)
+        planes = zstandard.ZstdDecompressor().decompress(payload, max_output_size=width * expected)
     except zstandard.ZstdError as exc:
         raise CorruptTable(f"{where} does not decompress ({exc})") from None
-    if len(planes) != 2 * expected_records:
-        raise CorruptTable(f"{where} holds {len(planes)} bytes, expected {2 * expected_records}")
-    raw = np.frombuffer(planes, dtype=np.uint8).reshape(2, -1).T.copy().view("<u2").ravel()
+    if len(planes) != width * expected:
+        raise CorruptTable(f"{where} holds {len(planes)} bytes, expected {width * expected}")
+    words = _unplanes(planes, dtype)
+    raw = np.cumsum(words, dtype="<u8") if keys else words
     if zlib.crc32(raw.tobytes()) != crc:
         raise CorruptTable(f"{where} fails its checksum")
-    return raw.astype(np.uint16, copy=False)
+    return raw.astype(np.uint64 if keys else np.uint16, copy=False)

@@ -2,6 +2,7 @@
 reader answers probes one block at a time."""
 from __future__ import annotations
 
+import bisect
 import contextlib
 import datetime as _dt
 import os
@@ -20,9 +21,9 @@ from ..solver.errors import BadParameters
 from ..solver.games import make_game
 from ..solver.values import Value
 from .format import (BLOCK_RECORDS, FORMAT_NAME, FORMAT_VERSION, TABLE_NAME, CorruptTable,
-                     ForeignTable, TableError, TableMismatch, TableMissing, UnfinishedTable, block_key,
-                     decode_block, decode_value, dump_json, encode_block, encode_value, load_json,
-                     tier_key)
+                     ForeignTable, NotInTable, TableError, TableMismatch, TableMissing, UnfinishedTable,
+                     block_key, decode_block, decode_value, dump_json, encode_block, encode_value,
+                     keys_key, load_json, tier_key)
 
 BLOCK_CACHE = 16
 
@@ -94,9 +95,8 @@ class Table:
             self.meta = self._read_meta()
             if not self.meta.get("finished") and not allow_unfinished:
                 raise UnfinishedTable(f"{self.path} is not finished: its solve has stored "
-                                      f"{len(self.meta.get('solved_tiers', []))} of "
-                                      f"{len(self.meta['tiers'])} tiers (run `sowsolve solve` "
-                                      f"again to resume)")
+                                      f"{len(self.meta.get('solved_tiers', []))} tiers so far "
+                                      f"(run `sowsolve solve` again to resume)")
             self.game: Game = make_game(self.meta["game"], **self.meta["parameters"])
         except BadParameters as exc:
             self.close()
@@ -105,7 +105,9 @@ class Table:
             self.close()
             raise
         self.block_records = int(self.meta["block_records"])
-        self._blocks: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+        self.keyed = self.meta.get("indexing", "dense") == "keys"
+        self._blocks: OrderedDict[tuple[bool, int, int], np.ndarray] = OrderedDict()
+        self._tier_infos: dict[int, dict] = {}
 
     def _read_meta(self) -> dict:
         try:
@@ -156,24 +158,27 @@ class Table:
         return int(self.meta["tier_sizes"][str(tier)])
 
     def tier_info(self, tier: int) -> dict:
-        try:
-            return load_json(self._db[tier_key(tier)], f"summary of tier {tier} in {self.path}")
-        except KeyError:
-            raise UnfinishedTable(f"tier {tier} of {self.path} is not stored") from None
+        if tier not in self._tier_infos:
+            try:
+                info = load_json(self._db[tier_key(tier)], f"summary of tier {tier} in {self.path}")
+            except KeyError:
+                raise UnfinishedTable(f"tier {tier} of {self.path} is not stored") from None
+            self._tier_infos[tier] = info
+        return self._tier_infos[tier]
 
     def blocks_of(self, tier: int) -> int:
         return _blocks_of(self.meta, tier)
 
-    def block(self, tier: int, block: int) -> np.ndarray:
-        """Records of one block, checksum verified (cached)."""
-        key = (tier, block)
+    def block(self, tier: int, block: int, keys: bool = False) -> np.ndarray:
+        """Records (or, in keyed tables, keys) of one block, checksums verified (cached)."""
+        key = (keys, tier, block)
         cached = self._blocks.get(key)
         if cached is not None:
             self._blocks.move_to_end(key)
             return cached
         if tier not in self.solved_tiers:
             raise UnfinishedTable(f"tier {tier} of {self.path} is not solved yet")
-        records = _load_block(self._db, self.meta, self.path, tier, block)
+        records = _load_block(self._db, self.meta, self.path, tier, block, keys)
         self._blocks[key] = records
         if len(self._blocks) > BLOCK_CACHE:
             self._blocks.popitem(last=False)
@@ -188,9 +193,45 @@ class Table:
         """All records of a tier (decompresses every block of it)."""
         return _tier_records(self._db, self.meta, self.path, tier)
 
+    def tier_keys(self, tier: int) -> np.ndarray:
+        """Keyed tables: the sorted packed positions of a tier."""
+        return _tier_records(self._db, self.meta, self.path, tier, keys=True)
+
+    def stored_positions(self, tier: int, start: int, stop: int) -> list:
+        """Positions stored at indices start..stop-1 of a tier."""
+        if not self.keyed:
+            return self.game.stored_positions(tier, start, stop)
+        positions = []
+        for b in range(start // self.block_records, -(-stop // self.block_records)):
+            first = b * self.block_records
+            keys = self.block(tier, b, keys=True)[max(start - first, 0):stop - first]
+            positions.extend(self.game.position_of_key(int(k)) for k in keys)
+        return positions
+
     # --- probing ---------------------------------------------------------------------------
+    def locate(self, position) -> tuple[int, int]:
+        """(tier, index) of a position's record; NotInTable where a keyed table lacks it."""
+        if not self.keyed:
+            return self.game.locate(position)
+        tier, key = self.game.key(position)
+        if str(tier) not in self.meta["tier_sizes"]:
+            raise self._not_in_table(position)
+        first_keys = self.tier_info(tier)["first_keys"]
+        block = bisect.bisect_right(first_keys, key) - 1
+        if block < 0:
+            raise self._not_in_table(position)
+        keys = self.block(tier, block, keys=True)
+        offset = int(np.searchsorted(keys, np.uint64(key)))
+        if offset == keys.size or int(keys[offset]) != key:
+            raise self._not_in_table(position)
+        return tier, block * self.block_records + offset
+
+    def _not_in_table(self, position) -> "NotInTable":
+        return NotInTable(f"{self.game.format_position(position)} is not in {self.path}: it cannot "
+                          f"be reached from the start")
+
     def record(self, position) -> int:
-        tier, index = self.game.locate(position)
+        tier, index = self.locate(position)
         block, offset = divmod(index, self.block_records)
         return int(self.block(tier, block)[offset])
 
@@ -204,7 +245,7 @@ class Table:
         """Value of a position, or `default` where the position is bad or not in the table."""
         try:
             return self.probe(position)
-        except (ValueError, UnfinishedTable):
+        except (ValueError, UnfinishedTable, NotInTable):
             return default
 
     def size_on_disk(self) -> int:
@@ -215,22 +256,23 @@ def _blocks_of(meta: dict, tier: int) -> int:
     return -(-int(meta["tier_sizes"][str(tier)]) // int(meta["block_records"]))
 
 
-def _load_block(db: SqliteDict, meta: dict, path: str, tier: int, block: int) -> np.ndarray:
+def _load_block(db: SqliteDict, meta: dict, path: str, tier: int, block: int,
+                keys: bool = False) -> np.ndarray:
     block_records = int(meta["block_records"])
     count = min(block_records, int(meta["tier_sizes"][str(tier)]) - block * block_records)
     try:
-        data = db[block_key(tier, block)]
+        data = db[keys_key(tier, block) if keys else block_key(tier, block)]
     except KeyError:
-        raise CorruptTable(f"{path} lacks block {block} of tier {tier}") from None
+        raise CorruptTable(f"{path} lacks {'keys' if keys else 'block'} {block} of tier {tier}") from None
     try:
-        return decode_block(data, tier, block, count)
+        return decode_block(data, tier, block, count, keys)
     except CorruptTable as exc:
         raise CorruptTable(f"{path}: {exc}") from None
 
 
-def _tier_records(db: SqliteDict, meta: dict, path: str, tier: int) -> np.ndarray:
-    parts = [_load_block(db, meta, path, tier, b) for b in range(_blocks_of(meta, tier))]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint16)
+def _tier_records(db: SqliteDict, meta: dict, path: str, tier: int, keys: bool = False) -> np.ndarray:
+    parts = [_load_block(db, meta, path, tier, b, keys) for b in range(_blocks_of(meta, tier))]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64 if keys else np.uint16)
 
 
 def open_table(path, allow_unfinished: bool = False) -> Table:
@@ -271,7 +313,8 @@ class TableWriter:
         os.remove(tmp)
         try:
             self._db = _open_sqlitedict(tmp, "c")
-            tiers = list(game.tiers())
+            keyed = game.indexing == "keys"
+            tiers = [] if keyed else list(game.tiers())   # a search finds its tiers
             self.meta = {
                 "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
                 "game": game.name, "parameters": game.parameters(),
@@ -280,6 +323,7 @@ class TableWriter:
                 "tiers": tiers,
                 "tier_sizes": {str(t): game.tier_size(t) for t in tiers},
                 "block_records": BLOCK_RECORDS,
+                "indexing": game.indexing,
                 "solved_tiers": [], "finished": False,
                 "software": {"sowsolve": _version()},
                 "created": _now(),
@@ -308,16 +352,23 @@ class TableWriter:
     def load_tier(self, tier: int) -> np.ndarray:
         return _tier_records(self._db, self.meta, self.path, tier)
 
-    def save_tier(self, tier: int, records: np.ndarray, summary: dict[str, Any]) -> None:
+    def save_tier(self, tier: int, records: np.ndarray, summary: dict[str, Any],
+                  keys: np.ndarray | None = None) -> None:
+        """Store a solved tier (with its sorted keys in a keyed table) in one transaction."""
         block_records = int(self.meta["block_records"])
-        stored = 0
         starts = range(0, records.size, block_records)
+        jobs = [(block_key(tier, b), b, records[s:s + block_records]) for b, s in enumerate(starts)]
+        if keys is not None:
+            jobs += [(keys_key(tier, b), b, keys[s:s + block_records]) for b, s in enumerate(starts)]
+            summary = dict(summary, first_keys=[int(keys[s]) for s in starts])
+            self.meta["tiers"] = sorted(set(self.meta["tiers"]) | {tier})
+            self.meta["tier_sizes"][str(tier)] = int(records.size)
+        stored = 0
         # zstd and numpy release the GIL: blocks compress on every core
         with ThreadPoolExecutor(max_workers=self.threads) as pool:
-            encoded = pool.map(lambda b: encode_block(tier, b, records[starts[b]:starts[b] + block_records]),
-                               range(len(starts)))
-            for b, data in enumerate(encoded):
-                self._db[block_key(tier, b)] = data
+            encoded = pool.map(lambda job: encode_block(tier, job[1], job[2]), jobs)
+            for (key, _, _), data in zip(jobs, encoded):
+                self._db[key] = data
                 stored += len(data)
         summary = dict(summary, stored_bytes=stored)
         self._db[tier_key(tier)] = dump_json(summary)

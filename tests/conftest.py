@@ -4,7 +4,7 @@ import pathlib
 import pytest
 
 from sowsolve.solver.games import make_game
-from sowsolve.solver.retrograde import solve_tiers
+from sowsolve.solver.search import solve
 from sowsolve.tables.store import TableWriter
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -14,10 +14,11 @@ def load_vectors(name: str) -> dict:
     return json.loads((DATA / name).read_text())
 
 
-def solve_to(path, name: str, cols: int, stones: int):
-    game = make_game(name, cols=cols, stones=stones)
+def solve_to(path, name: str, cols: int | None = None, stones: int | None = None,
+             size: str | None = None):
+    game = make_game(name, cols=cols, stones=stones, size=size)
     writer = TableWriter(str(path), game)
-    solve_tiers(game, writer, threads=2)
+    solve(game, writer, threads=2)
     writer.finish({})
     writer.close()
     return game

@@ -75,6 +75,9 @@ class Diffusion(Game):
             targets.append(r * self.cols + c if 0 <= c < self.cols else -1)
         return targets
 
+    def perft(self, position: Position, depth: int) -> list[int]:
+        return self.kernel().perft(position.board, depth)
+
     def turn(self, board: tuple[int, ...]) -> tuple[int, ...]:
         """The 180-degree turn: reverses the pit sequence and swaps the blocks."""
         return tuple(reversed(board))

@@ -1,0 +1,402 @@
+# cython: language_level=3
+"""Overflow kernel: move generation on bitboards, packed canonical positions, perft.
+
+Cells are numbered rank * cols + file (a1 = 0), one bit each in the occupancy word, so the
+one-group rule is a flood fill by word shifts.  A position packs into 64 bits when cells + discs
+<= 63: for each cell its height in unary (h one-bits, then a zero), and the side to move in bit
+63.  The packing is exact (no hashing); the canonical key is the least packing over the board's
+symmetries, with the side flipped by the symmetries that swap the two houses.
+"""
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport int8_t, int64_t, uint8_t, uint16_t, uint64_t
+from libc.string cimport memcpy, memset
+
+import numpy as np
+cimport numpy as cnp
+
+from kernel_api cimport GameKernel, REC_LOSS, REC_MAKE, REC_WIN, SOWSOLVE_KERNEL_CAPSULE
+
+cnp.import_array()
+
+cdef enum:
+    MAXC = 64
+    NDIR = 8
+    MAX_MOVES = 8 * 64
+    OVERFLOW = 0
+    CONTAINED = 1
+
+SIDE_BIT = 1 << 63
+
+
+cdef struct OvCtx:
+    int rows
+    int cols
+    int ncells
+    int8_t step[MAXC][NDIR]
+    uint64_t full
+    uint64_t not_first_file
+    uint64_t not_last_file
+    uint64_t dark
+    uint64_t light
+    int nsym
+    int8_t source[8][MAXC]     # source[s][j]: the cell whose stack lands on cell j under symmetry s
+    uint8_t swaps[8]           # symmetry s swaps the houses
+    int keyable
+
+
+cdef struct Move:
+    uint8_t cell
+    uint8_t direction
+    uint8_t kind
+    uint8_t reach
+
+
+cdef inline uint64_t bit(int cell) noexcept nogil:
+    return (<uint64_t>1) << cell
+
+
+cdef inline uint64_t dilate(const OvCtx *c, uint64_t x) noexcept nogil:
+    cdef uint64_t h = x | ((x & c.not_last_file) << 1) | ((x & c.not_first_file) >> 1)
+    return (h | (h << c.cols) | (h >> c.cols)) & c.full
+
+
+cdef inline bint one_group(const OvCtx *c, uint64_t occ) noexcept nogil:
+    cdef uint64_t group, grown
+    if occ == 0:
+        return False
+    group = occ & (~occ + 1)
+    while True:
+        grown = dilate(c, group) & occ
+        if grown == group:
+            return group == occ
+        group = grown
+
+
+cdef inline uint64_t occupancy(const OvCtx *c, const uint8_t *h) noexcept nogil:
+    cdef uint64_t occ = 0
+    cdef int i
+    for i in range(c.ncells):
+        if h[i]:
+            occ |= bit(i)
+    return occ
+
+
+cdef inline int final_outcome(const OvCtx *c, uint64_t occ, int side) noexcept nogil:
+    """REC_WIN / REC_LOSS for the side to move (0 = Light, 1 = Dark) when a house is empty."""
+    if (occ & c.light) == 0:
+        return REC_WIN if side == 1 else REC_LOSS
+    if (occ & c.dark) == 0:
+        return REC_WIN if side == 0 else REC_LOSS
+    return 0
+
+
+cdef int gen_moves(const OvCtx *c, const uint8_t *h, uint64_t occ, Move *out) noexcept nogil:
+    """Legal moves of a position whose houses are both occupied."""
+    cdef int n = 0, cell, d, x, length, lead, empty, best, first, i, stack
+    cdef uint64_t line, rest
+    cdef bint rest_ok
+    for cell in range(c.ncells):
+        stack = h[cell]
+        if stack == 0:
+            continue
+        rest = occ & ~bit(cell)
+        best = 0
+        first = n
+        for d in range(NDIR):
+            x = cell
+            length = 0
+            lead = 0
+            empty = 0
+            line = 0
+            while length < stack:
+                x = c.step[x][d]
+                if x < 0:
+                    break
+                length += 1
+                line |= bit(x)
+                if h[x] == 0:
+                    empty = 1
+                elif not empty:
+                    lead += 1
+            if length == 0:
+                continue
+            if length < stack and empty:
+                if one_group(c, rest | line):
+                    out[n].cell = cell
+                    out[n].direction = d
+                    out[n].kind = OVERFLOW
+                    out[n].reach = 0
+                    n += 1
+            elif lead > 0:
+                out[n].cell = cell
+                out[n].direction = d
+                out[n].kind = CONTAINED
+                out[n].reach = lead
+                n += 1
+                if lead > best:
+                    best = lead
+        if best:
+            # keep the overflow moves and the contained moves that reach furthest, if the
+            # emptied cell leaves one group (the same test for every contained direction)
+            rest_ok = one_group(c, rest)
+            i = first
+            for x in range(first, n):
+                if out[x].kind == OVERFLOW or (rest_ok and out[x].reach == best):
+                    out[i] = out[x]
+                    i += 1
+            n = i
+    return n
+
+
+cdef inline void apply_move(const OvCtx *c, const uint8_t *h, Move m, uint8_t *out) noexcept nogil:
+    cdef int stack = h[m.cell], x = m.cell, j
+    memcpy(out, h, c.ncells)
+    out[m.cell] = 0
+    if m.kind == OVERFLOW:
+        for j in range(stack):
+            x = c.step[x][m.direction]
+            if x < 0:
+                break
+            out[x] += 1
+    else:
+        for j in range(m.reach):
+            x = c.step[x][m.direction]
+            out[x] += 1
+        out[x] += stack - m.reach
+
+
+cdef inline uint64_t pack(const OvCtx *c, const uint8_t *h, int side, int s) noexcept nogil:
+    cdef uint64_t key = 0
+    cdef int pos = 0, j, hj
+    for j in range(c.ncells):
+        hj = h[c.source[s][j]]
+        key |= (((<uint64_t>1) << hj) - 1) << pos
+        pos += hj + 1
+    return key | ((<uint64_t>(side ^ c.swaps[s])) << 63)
+
+
+cdef inline uint64_t canonical(const OvCtx *c, const uint8_t *h, int side) noexcept nogil:
+    cdef uint64_t best = pack(c, h, side, 0), key
+    cdef int s
+    for s in range(1, c.nsym):
+        key = pack(c, h, side, s)
+        if key < best:
+            best = key
+    return best
+
+
+cdef inline int unpack(const OvCtx *c, uint64_t key, uint8_t *h) noexcept nogil:
+    """Heights of a packed position; returns the side to move, -1 for a malformed key."""
+    cdef int cell = 0, pos = 0, run = 0
+    memset(h, 0, c.ncells)
+    while cell < c.ncells:
+        if pos >= 63:
+            return -1
+        if (key >> pos) & 1:
+            run += 1
+        else:
+            h[cell] = run
+            run = 0
+            cell += 1
+        pos += 1
+    if (key >> pos) & ((<uint64_t>1 << (63 - pos)) - 1):
+        return -1
+    return <int>(key >> 63)
+
+
+cdef int expand_key(const void *ctx, uint64_t key, uint64_t *child_key,
+                    uint16_t *final_record) noexcept nogil:
+    cdef const OvCtx *c = <const OvCtx *>ctx
+    cdef uint8_t h[MAXC]
+    cdef uint8_t child[MAXC]
+    cdef Move moves[MAX_MOVES]
+    cdef int side = unpack(c, key, h), n, i, outcome
+    cdef uint64_t occ
+    if side < 0:
+        return -1
+    occ = occupancy(c, h)
+    outcome = final_outcome(c, occ, side)
+    if outcome:
+        final_record[0] = REC_MAKE(outcome, 0)
+        return 0
+    n = gen_moves(c, h, occ, moves)
+    if n == 0:                 # never happens (RULES.md); the side that cannot move loses
+        final_record[0] = REC_MAKE(REC_LOSS, 0)
+        return 0
+    for i in range(n):
+        apply_move(c, h, moves[i], child)
+        child_key[i] = canonical(c, child, side ^ 1)
+    return n
+
+
+cdef void perft_rec(const OvCtx *c, const uint8_t *h, int depth, int ply, int64_t *counts) noexcept nogil:
+    cdef Move moves[MAX_MOVES]
+    cdef uint8_t child[MAXC]
+    cdef uint64_t occ = occupancy(c, h)
+    cdef int n, i
+    if final_outcome(c, occ, 0):
+        return
+    n = gen_moves(c, h, occ, moves)
+    counts[ply] += n
+    if ply + 1 < depth:
+        for i in range(n):
+            apply_move(c, h, moves[i], child)
+            perft_rec(c, child, depth, ply + 1, counts)
+
+
+def _symmetries(int rows, int cols):
+    """Maps (file, rank) -> (file, rank) of the board's symmetries."""
+    maps = [lambda f, k: (f, k), lambda f, k: (cols - 1 - f, k),
+            lambda f, k: (f, rows - 1 - k), lambda f, k: (cols - 1 - f, rows - 1 - k)]
+    if rows == cols:
+        n = rows
+        maps += [lambda f, k: (k, f), lambda f, k: (n - 1 - k, f),
+                 lambda f, k: (k, n - 1 - f), lambda f, k: (n - 1 - k, n - 1 - f)]
+    return maps
+
+
+cdef class OverflowKernel:
+    """Kernel of one Overflow board: owns the tables, hands out the GameKernel capsule."""
+    cdef OvCtx ctx
+    cdef GameKernel kernel
+    cdef readonly int rows, cols, ncells, symmetries
+    cdef readonly bint keyable
+
+    def __cinit__(self, int rows, int cols):
+        cdef int cell, d, f, k, s
+        if not (2 <= rows <= 8 and 2 <= cols <= 8):
+            raise ValueError(f"the kernel supports 2 to 8 ranks and files, not {rows}x{cols}")
+        directions = [(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]
+        self.rows, self.cols, self.ncells = rows, cols, rows * cols
+        self.ctx.rows, self.ctx.cols, self.ctx.ncells = rows, cols, rows * cols
+        self.ctx.full = 0
+        self.ctx.not_first_file = 0
+        self.ctx.not_last_file = 0
+        self.ctx.dark = 0
+        self.ctx.light = 0
+        for cell in range(self.ncells):
+            f, k = cell % cols, cell // cols
+            self.ctx.full |= bit(cell)
+            if f != 0:
+                self.ctx.not_first_file |= bit(cell)
+            if f != cols - 1:
+                self.ctx.not_last_file |= bit(cell)
+            if (f + k) % 2 == 0:
+                self.ctx.dark |= bit(cell)
+            else:
+                self.ctx.light |= bit(cell)
+            for d in range(NDIR):
+                df, dk = directions[d]
+                if 0 <= f + df < cols and 0 <= k + dk < rows:
+                    self.ctx.step[cell][d] = (k + dk) * cols + f + df
+                else:
+                    self.ctx.step[cell][d] = -1
+        maps = _symmetries(rows, cols)
+        self.ctx.nsym = len(maps)
+        self.symmetries = len(maps)
+        for s, image in enumerate(maps):
+            for cell in range(self.ncells):
+                f, k = image(cell % cols, cell // cols)
+                self.ctx.source[s][k * cols + f] = cell
+            f, k = image(0, 0)
+            self.ctx.swaps[s] = (f + k) % 2
+        self.keyable = 2 * self.ncells + 1 <= 64
+        self.ctx.keyable = self.keyable
+        self.kernel.ctx = &self.ctx
+        self.kernel.max_children = 8 * self.ncells
+        self.kernel.expand = NULL
+        self.kernel.expand_key = NULL
+        if self.keyable:
+            self.kernel.expand_key = expand_key
+
+    def capsule(self):
+        return PyCapsule_New(&self.kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)
+
+    cdef void _heights_in(self, heights, uint8_t *out) except *:
+        if len(heights) != self.ncells:
+            raise ValueError(f"this board has {self.ncells} cells, not {len(heights)}")
+        total = 0
+        for i in range(self.ncells):
+            v = heights[i]
+            if not 0 <= v <= self.ncells:
+                raise ValueError(f"a stack of {v} discs cannot occur on this board")
+            out[i] = v
+            total += v
+        if total > self.ncells:
+            raise ValueError(f"{total} discs is more than the {self.ncells} of the start")
+
+    def moves(self, heights):
+        """[((cell, direction), child heights)] of a position (empty when a house is empty)."""
+        cdef uint8_t h[MAXC]
+        cdef uint8_t child[MAXC]
+        cdef Move moves[MAX_MOVES]
+        self._heights_in(heights, h)
+        occ = occupancy(&self.ctx, h)
+        if final_outcome(&self.ctx, occ, 0):
+            return []
+        n = gen_moves(&self.ctx, h, occ, moves)
+        result = []
+        for i in range(n):
+            apply_move(&self.ctx, h, moves[i], child)
+            result.append(((moves[i].cell, moves[i].direction),
+                           tuple(child[j] for j in range(self.ncells))))
+        return result
+
+    def count_moves(self, heights_array):
+        """Total legal moves over a (count, cells) uint8 array of positions (for benchmarks)."""
+        cdef const uint8_t[:, ::1] hs = heights_array
+        cdef Move moves[MAX_MOVES]
+        cdef int64_t total = 0, i
+        cdef uint64_t occ
+        if hs.shape[1] != self.ncells:
+            raise ValueError("wrong number of cells")
+        with nogil:
+            for i in range(hs.shape[0]):
+                occ = occupancy(&self.ctx, &hs[i, 0])
+                if not final_outcome(&self.ctx, occ, 0):
+                    total += gen_moves(&self.ctx, &hs[i, 0], occ, moves)
+        return total
+
+    def perft(self, heights, int depth):
+        cdef uint8_t h[MAXC]
+        self._heights_in(heights, h)
+        if depth < 1:
+            raise ValueError(f"perft depth must be at least 1, not {depth}")
+        counts = np.zeros(depth, dtype=np.int64)
+        cdef int64_t[::1] cv = counts
+        with nogil:
+            perft_rec(&self.ctx, h, depth, 0, &cv[0])
+        return [int(x) for x in counts]
+
+    def _need_keys(self):
+        if not self.keyable:
+            raise ValueError(f"positions of a {self.rows}x{self.cols} board do not pack into 64 bits "
+                             f"(at most 31 cells)")
+
+    def key(self, heights, int side):
+        """Canonical packed position (side 0 = Light to move, 1 = Dark)."""
+        cdef uint8_t h[MAXC]
+        self._need_keys()
+        self._heights_in(heights, h)
+        return canonical(&self.ctx, h, side)
+
+    def unpack(self, uint64_t key):
+        """(heights, side) of a packed position."""
+        cdef uint8_t h[MAXC]
+        self._need_keys()
+        side = unpack(&self.ctx, key, h)
+        if side < 0:
+            raise ValueError(f"{key:#x} is not a packed position of this board")
+        return tuple(h[j] for j in range(self.ncells)), side
+
+    def children(self, uint64_t key):
+        """Solver view: canonical keys of the children, or the final record."""
+        cdef uint64_t out[MAX_MOVES]
+        cdef uint16_t rec = 0
+        self._need_keys()
+        n = expand_key(&self.ctx, key, out, &rec)
+        if n < 0:
+            raise ValueError(f"{key:#x} is not a packed position of this board")
+        if n == 0:
+            return rec
+        return [out[i] for i in range(n)]

@@ -1,0 +1,85 @@
+"""Solving by search: a depth-first search with a transposition table, in the kernel, over the
+canonical packed positions of a game (Game.indexing == "keys").  Used where positions do not form
+a dense index (Overflow: stacks of any height on a connected set of cells), and to answer
+positions that a table does not hold."""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from .contract import Game
+from .kernels import TTSolver
+from .retrograde import Progress, SolveReport, TierReport, _no_progress, summarize
+
+SIDE_BIT = np.uint64(1 << 63)
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+DEFAULT_MAX_POSITIONS = 1 << 28
+
+
+def discs_of(keys: np.ndarray) -> np.ndarray:
+    """Tier (one-bits of the unary packing, side bit excluded) of each packed position."""
+    octets = (keys & ~SIDE_BIT).astype("<u8").view(np.uint8).reshape(-1, 8)
+    return _POPCOUNT[octets].sum(axis=1, dtype=np.int64)
+
+
+def search(game: Game, position, max_positions: int = DEFAULT_MAX_POSITIONS,
+           progress: Progress = _no_progress, label: str = "search") -> TTSolver:
+    """Solve every position reachable from `position`; the solver answers record(key)."""
+    solver = TTSolver(game.kernel().capsule(), max_positions)
+    _, root = game.key(position)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            solver.run(root)
+        except BaseException as exc:  # handed to the caller's thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=run, name="sowsolve-search", daemon=True)
+    worker.start()
+    with progress(None, label) as bar:
+        seen = 0
+        try:
+            while worker.is_alive():
+                worker.join(0.25)
+                bar.update(solver.positions - seen)
+                seen = solver.positions
+        except KeyboardInterrupt:
+            solver.stop = True
+            worker.join()
+            raise
+    if failure:
+        raise failure[0]
+    return solver
+
+
+def solve_by_search(game: Game, store, max_positions: int = DEFAULT_MAX_POSITIONS,
+                    progress: Progress = _no_progress) -> SolveReport:
+    """Solve everything reachable from the start and store it tier by tier (discs on board)."""
+    started = time.perf_counter()
+    solver = search(game, game.initial(), max_positions, progress, "positions searched")
+    keys, records = solver.results()
+    searched = time.perf_counter() - started
+    tiers = discs_of(keys)
+    report = SolveReport()
+    for tier in np.unique(tiers):
+        chosen = tiers == tier
+        tier_records = records[chosen]
+        summary = summarize(tier_records)
+        summary["seconds"] = round(searched * chosen.mean(), 3)
+        store.save_tier(int(tier), tier_records, summary, keys=keys[chosen])
+        report.tiers.append(TierReport(int(tier), int(chosen.sum()), searched * chosen.mean(),
+                                       summary["losses"], summary["draws"], summary["wins"],
+                                       summary["longest_win"], summary["longest_win_index"]))
+    return report
+
+
+def solve(game: Game, store, threads: int, progress: Progress = _no_progress,
+          max_positions: int = DEFAULT_MAX_POSITIONS) -> SolveReport:
+    """Solve a game into a store by the method its indexing calls for."""
+    if game.indexing == "keys":
+        return solve_by_search(game, store, max_positions, progress)
+    from .retrograde import solve_tiers
+    return solve_tiers(game, store, threads=threads, progress=progress)
