@@ -9,7 +9,7 @@ def _value(value: str, remoteness: int) -> str:
 
 
 def summary_text(r: dict) -> str:
-    lines = [f"{r['description']}: {r['positions_per_side']:,} positions per side to move"]
+    lines = [f"{r['description']}: {r['positions_per_side']:,} positions stored"]
     for start in r["start"]:
         lines.append(f"  {start['position']}: {_value(start['value'], start['remoteness'])} "
                      f"for the side to move")
@@ -39,7 +39,7 @@ def info_text(r: dict) -> str:
     lines = [f"table      {r['table']}",
              f"game       {r['description']} ({r['game']} {r['parameters']})",
              f"status     {'finished' if r['finished'] else 'NOT finished'}",
-             f"positions  {r['positions_per_side']:,} per side to move ({r['note']})",
+             f"positions  {r['positions_per_side']:,} stored: {r['note']}",
              f"results    {r['wins']:,} wins, {r['losses']:,} losses, {r['draws']:,} draws "
              f"for the side to move"]
     for start in r.get("start", []):

@@ -121,6 +121,9 @@ class Game(ABC):
         """The solver's view: [(tier, index)] of children, or the final record."""
         return self.kernel().children(tier, index)
 
+    #: what a table of this game holds, in a phrase (for `info`)
+    storage_note: str = "every position"
+
     def images(self, position) -> list:
         """The positions sharing a stored record with `position` (itself first)."""
         return [position]

@@ -99,7 +99,7 @@ def info(table: Table) -> dict:
         "parameters": meta["parameters"], "finished": table.finished,
         "format_version": meta["format_version"], "software": meta.get("software"),
         "positions_per_side": positions,
-        "note": "one side to move is stored; the other is its 180-degree turn",
+        "note": table.game.storage_note,
         **totals,
         "tiers": tiers,
         "size_on_disk": size,

@@ -29,6 +29,9 @@ class Position(NamedTuple):
 class Diffusion(Game):
     """Diffusion on 2 rows of `cols` pits with `stones` per pit at the start."""
 
+    storage_note = ("every position with A to move; B to move is read from the 180-degree turn "
+                    "(counts are per side to move)")
+
     def __init__(self, cols: int = 6, stones: int = 4, variant: int = 1):
         if variant not in (1, 2):
             raise BadParameters(f"Diffusion has variants 1 and 2, not {variant}")

@@ -40,6 +40,8 @@ class Overflow(Game):
     """Overflow on `rows` ranks of `cols` files, one disc per cell at the start."""
     name = "overflow"
     indexing = "keys"
+    storage_note = ("every position reachable from the start, one per class of board symmetries; "
+                    "others are answered by search")
 
     def __init__(self, rows: int = 4, cols: int = 4):
         for what, n in (("ranks", rows), ("files", cols)):
