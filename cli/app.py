@@ -71,8 +71,9 @@ def tier_bar(total: int, desc: str):
 
 
 GAME_HELP = f"Game: {', '.join(GAMES)}."
-COLS = typer.Option(None, "--cols", help="Diffusion: pits per row [default: 6].")
-STONES = typer.Option(None, "--stones", help="Diffusion: stones per pit at the start, 1-5 [default: 4].")
+COLS = typer.Option(None, "--cols", help="Diffusion, Zig Zag: pits per row [default: 6].")
+STONES = typer.Option(None, "--stones", help="Diffusion: stones per pit at the start, 1-5 "
+                      "[default: 4]; Zig Zag: seeds per pit, 1-9 [default: 5].")
 SIZE = typer.Option(None, "--size", help="Overflow: ranks x files, e.g. 4x4 [default: 6x6].")
 MAX_POSITIONS = typer.Option(DEFAULT_MAX_POSITIONS, "--max-positions",
                              help="Search limit for games solved by search (Overflow).")
@@ -109,6 +110,9 @@ def solve(
         if max_positions < 1:
             raise BadParameters(f"--max-positions must be at least 1, not {max_positions}")
         g = make_game(game, cols=cols, stones=stones, size=size)
+        if g.indexing not in ("dense", "keys"):
+            raise BadParameters(f"{g.describe()}: sowsolve has its rules and perft, but cannot "
+                                f"solve it yet")
         if g.indexing == "keys":
             g.key(g.initial())            # a board too large to pack fails here, writing nothing
         path = table or default_table_path(g)
@@ -215,6 +219,7 @@ def perft(
     \b
     Examples: sowsolve perft diffusion --cols 6 --stones 4 --depth 4
               sowsolve perft overflow --size 4x4 --depth 3 --json
+              sowsolve perft zigzag --cols 6 --stones 5 --depth 4
     """
     with clear_errors():
         if not 1 <= depth <= 40:

@@ -7,6 +7,7 @@ try:
     from ..cext import overflow as _overflow
     from ..cext import retrograde as _retrograde
     from ..cext import ttsolve as _ttsolve
+    from ..cext import zigzag as _zigzag
 except ImportError as exc:  # pragma: no cover - only without a build
     raise ImportError("sowsolve's compiled kernels are missing; reinstall with "
                       "`pip install -e .` (needs a C compiler)") from exc
@@ -25,3 +26,7 @@ def diffusion_kernel(cols: int, variant: int, max_stones: int, slots, owner):
 
 def overflow_kernel(rows: int, cols: int):
     return _overflow.OverflowKernel(rows, cols)
+
+
+def zigzag_kernel(cols: int, circuit, first_orientation):
+    return _zigzag.ZigZagKernel(cols, circuit, first_orientation)

@@ -5,6 +5,7 @@ from ..contract import Game
 from ..errors import BadParameters
 from .diffusion import Diffusion
 from .overflow import Overflow, parse_size
+from .zigzag import ZigZag
 
 
 def _unexpected(game: str, takes: str, extra: dict) -> None:
@@ -26,10 +27,16 @@ def _overflow(size: str = "6x6", **extra) -> Overflow:
     return Overflow(rows=rows, cols=cols)
 
 
+def _zigzag(cols: int = 6, stones: int = 5, **extra) -> ZigZag:
+    _unexpected("Zig Zag", "--cols and --stones", extra)
+    return ZigZag(cols=cols, stones=stones)
+
+
 GAMES = {
     "diffusion": _diffusion(1),
     "diffusion-v2": _diffusion(2),
     "overflow": _overflow,
+    "zigzag": _zigzag,
 }
 
 

@@ -1,0 +1,249 @@
+"""Zig Zag (Clark D. and Amanda J. L. Rodeffer, 2007): the reference rules (RULES.md section 3).
+
+A position is the board -- the top row (player P's pits A, B, ...) left to right, then the bottom
+row (player p's pits a, b, ...) left to right -- the side to move ('P' or 'p'), the ko pit (a pit
+index or None) and who captured last ('P', 'p' or None).  This module is the readable reference;
+the kernel (cext/zigzag.pyx) must agree with it move for move.
+"""
+from __future__ import annotations
+
+import re
+import string
+from typing import NamedTuple
+
+from ..contract import Game
+from ..errors import BadMove, BadParameters, BadPosition
+
+MAX_COLS = 8
+MAX_STONES = 9
+
+
+class Position(NamedTuple):
+    board: tuple[int, ...]
+    side: str                 # 'P' (top row) or 'p' (bottom row)
+    ko: int | None = None     # pit the side to move may not sow straight back (unless capturing)
+    last: str | None = None   # who made the last capture
+
+
+class Turn(NamedTuple):
+    """What one move does: the board after it, seeds captured, the ko pit it leaves."""
+    board: tuple[int, ...]
+    captured: int
+    ko: int | None
+
+
+class ZigZag(Game):
+    """Zig Zag on 2 rows of `cols` pits (cols even) with `stones` seeds per pit at the start."""
+    name = "zigzag"
+    indexing = "none"         # rules, kernel and perft so far; the score solver is to come
+
+    def __init__(self, cols: int = 6, stones: int = 5):
+        if isinstance(cols, bool) or not isinstance(cols, int) or not 2 <= cols <= MAX_COLS or cols % 2:
+            raise BadParameters(f"Zig Zag needs an even number of columns from 2 to {MAX_COLS}, "
+                                f"not {cols!r}")
+        if isinstance(stones, bool) or not isinstance(stones, int) or not 1 <= stones <= MAX_STONES:
+            raise BadParameters(f"--stones must be a whole number from 1 to {MAX_STONES}, not {stones!r}")
+        self.cols, self.stones = cols, stones
+        self.npits = 2 * cols
+        self.total = self.npits * stones
+        n = cols
+        forward = [(n + c) if c % 2 == 0 else c for c in range(n)]
+        forward += [(n + c) if c % 2 == 1 else c for c in reversed(range(n))]
+        self.circuit = forward                      # a B c D ... then back ... A (one orientation)
+        self.place = {pit: i for i, pit in enumerate(forward)}
+        self.pit_names = ([string.ascii_uppercase[c] for c in range(n)]
+                          + [string.ascii_lowercase[c] for c in range(n)])
+        self._kernel = None
+
+    # --- geometry ---------------------------------------------------------------------
+    def col(self, pit: int) -> int:
+        return pit % self.cols
+
+    def owner(self, pit: int) -> str:
+        return "P" if pit < self.cols else "p"
+
+    def across(self, pit: int) -> int:
+        """The pit in the same column on the other row."""
+        return pit + self.cols if pit < self.cols else pit - self.cols
+
+    def step(self, pit: int, orientation: int) -> int:
+        return self.circuit[(self.place[pit] + orientation) % self.npits]
+
+    def first_orientation(self, pit: int) -> int:
+        """+1 or -1: the orientation whose first step goes towards the vertical centre line."""
+        c = self.col(pit)
+        towards = c + 1 if c < self.cols // 2 else c - 1
+        return 1 if self.col(self.step(pit, 1)) == towards else -1
+
+    def left_half(self, pit: int) -> bool:
+        return self.col(pit) < self.cols // 2
+
+    # --- the turn ---------------------------------------------------------------------
+    def sow(self, board: tuple[int, ...], side: str, pit: int) -> Turn | None:
+        """The whole turn of lifting `pit`; None when its laps would never end."""
+        cells = list(board)
+        orientation = self.first_orientation(pit)
+        seeds, cells[pit], here = cells[pit], 0, pit
+        laps = 0
+        seen = set()
+        while True:
+            state = (tuple(cells), here, seeds)
+            if state in seen:
+                return None
+            seen.add(state)
+            laps += 1
+            for _ in range(seeds):
+                here = self.step(here, orientation)
+                cells[here] += 1
+            if self.owner(here) == side:
+                if cells[here] == 1:                         # an empty pit of your own: stop
+                    return Turn(tuple(cells), 0, None)
+                seeds, cells[here] = cells[here], 0         # lift and sow on
+                continue
+            if cells[here] > 1:                              # an occupied pit of the opponent
+                return Turn(tuple(cells), 0, None)
+            own = self.across(here)                          # an empty pit of the opponent
+            captured, cells[own] = cells[own], 0
+            ko = None
+            if (laps == 1 and seeds == 1 and captured == 0
+                    and self.left_half(pit) != self.left_half(here)):
+                ko = here                                    # a lone seed across the centre
+            return Turn(tuple(cells), captured, ko)
+
+    def turns(self, position: Position) -> list[tuple[int, Turn]]:
+        """(pit, turn) of every legal move."""
+        result = []
+        for pit in range(self.npits):
+            if self.owner(pit) != position.side or position.board[pit] == 0:
+                continue
+            turn = self.sow(position.board, position.side, pit)
+            if turn is None:
+                continue                                     # laps that never end
+            if pit == position.ko and turn.captured == 0:
+                continue                                     # ko: not straight back
+            result.append((pit, turn))
+        return result
+
+    # --- Python layer -------------------------------------------------------------------
+    def parameters(self) -> dict:
+        return {"cols": self.cols, "stones": self.stones}
+
+    def describe(self) -> str:
+        return f"Zig Zag, 2x{self.cols}, {self.stones} seeds per pit"
+
+    def initial(self) -> Position:
+        return Position((self.stones,) * self.npits, "p", None, None)
+
+    def other(self, side: str) -> str:
+        return "P" if side == "p" else "p"
+
+    def legal_moves(self, position: Position) -> list[int]:
+        return [pit for pit, _ in self.turns(position)]
+
+    def play(self, position: Position, move: int) -> Position:
+        for pit, turn in self.turns(position):
+            if pit == move:
+                last = position.side if turn.captured else position.last
+                return Position(turn.board, self.other(position.side), turn.ko, last)
+        raise BadMove(f"{self.format_move(move)} is not a legal move in {self.format_position(position)}")
+
+    def captured_by(self, position: Position, move: int) -> int:
+        for pit, turn in self.turns(position):
+            if pit == move:
+                return turn.captured
+        raise BadMove(f"{self.format_move(move)} is not a legal move in {self.format_position(position)}")
+
+    def outcome(self, position: Position) -> str | None:
+        """Only the plain end (no legal move) is seen here: whether a capture can still happen
+        is decided by the solver over the whole tier."""
+        if self.turns(position):
+            return None
+        margin = self.leftover_margin(position)
+        return "win" if margin > 0 else "loss" if margin < 0 else "tie"
+
+    def leftover_margin(self, position: Position) -> int:
+        """What the side to move gets when the game ends here: the seeds on the board go to the
+        last capturer."""
+        seeds = sum(position.board)
+        if position.last is None:
+            return 0
+        return seeds if position.last == position.side else -seeds
+
+    def format_move(self, move: int) -> str:
+        return self.pit_names[move]
+
+    def parse_move(self, position: Position, text: str) -> int:
+        name = text.strip()
+        if name not in self.pit_names:
+            raise BadMove(f"{text!r} names no pit; pits are {' '.join(self.pit_names)}")
+        pit = self.pit_names.index(name)
+        if pit not in self.legal_moves(position):
+            raise BadMove(f"{name} is not a legal move in {self.format_position(position)}")
+        return pit
+
+    def format_position(self, position: Position) -> str:
+        rows = [position.board[:self.cols], position.board[self.cols:]]
+        if max(position.board) < 10:
+            text = "/".join("".join(str(x) for x in row) for row in rows)
+        else:
+            text = "/".join(",".join(str(x) for x in row) for row in rows)
+        ko = "-" if position.ko is None else self.pit_names[position.ko]
+        return f"{text} {position.side} {ko} {position.last or '-'}"
+
+    def parse_position(self, text: str) -> Position:
+        if not isinstance(text, str):
+            raise BadPosition(f"a position must be text, not {type(text).__name__}")
+        fields = text.split()
+        if len(fields) != 4:
+            raise BadPosition(f"position {text!r} must be '<top row>/<bottom row> <side P|p> "
+                              f"<ko pit or -> <last capturer P|p|->'")
+        rows, side, ko, last = fields
+        if side not in ("P", "p"):
+            raise BadPosition(f"position {text!r}: side to move must be P or p, not {side!r}")
+        parts = rows.split("/")
+        if len(parts) != 2:
+            raise BadPosition(f"position {text!r} must have two rows separated by '/'")
+        board = []
+        for name, row in zip(("top", "bottom"), parts):
+            cells = row.split(",") if "," in rows else list(row)
+            if len(cells) != self.cols:
+                raise BadPosition(f"position {text!r}: the {name} row has {len(cells)} pits, this "
+                                  f"board has {self.cols}")
+            for cell in cells:
+                if not re.fullmatch(r"[0-9]{1,3}", cell):
+                    raise BadPosition(f"position {text!r}: {cell!r} is not a seed count")
+                board.append(int(cell))
+        if sum(board) > self.total:
+            raise BadPosition(f"position {text!r} holds {sum(board)} seeds, more than the "
+                              f"{self.total} of the start")
+        if last not in ("P", "p", "-"):
+            raise BadPosition(f"position {text!r}: the last capturer must be P, p or -, not {last!r}")
+        ko_pit = None
+        if ko != "-":
+            centre = (self.cols // 2 - 1, self.cols // 2)
+            pit = self.pit_names.index(ko) if ko in self.pit_names else -1
+            if pit < 0 or self.owner(pit) != side or self.col(pit) not in centre or board[pit] != 1:
+                raise BadPosition(f"position {text!r}: a ko pit is a centre pit of the side to "
+                                  f"move holding the one seed just sown there, or -; not {ko!r}")
+            ko_pit = pit
+        return Position(tuple(board), side, ko_pit, None if last == "-" else last)
+
+    # --- kernel -----------------------------------------------------------------------
+    def kernel(self):
+        if self._kernel is None:
+            from ..kernels import zigzag_kernel
+            self._kernel = zigzag_kernel(self.cols, self.circuit,
+                                         [self.first_orientation(p) for p in range(self.npits)])
+        return self._kernel
+
+    def kernel_moves(self, position: Position) -> list[tuple[int, Position]]:
+        side = 0 if position.side == "P" else 1
+        result = []
+        for pit, board, captured, ko in self.kernel().turns(position.board, side, position.ko):
+            last = position.side if captured else position.last
+            result.append((pit, Position(board, self.other(position.side), ko, last)))
+        return result
+
+    def perft(self, position: Position, depth: int) -> list[int]:
+        return self.kernel().perft(position.board, 0 if position.side == "P" else 1,
+                                   position.ko, depth)
