@@ -7,13 +7,13 @@ positions/s, table bytes per position, probe latency (cold and warm).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
 import tempfile
 import time
 
+from report import emit
 from sowsolve.solver.games import make_game
 from sowsolve.solver.retrograde import default_threads, solve_tiers
 from sowsolve.tables.store import TableWriter, open_table
@@ -84,11 +84,7 @@ def main() -> None:
     for board in boards:
         name, cols, stones = board.split(":")
         result["boards"].append(bench_board(name, int(cols), int(stones), args.threads, args.probes))
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

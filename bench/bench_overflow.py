@@ -7,12 +7,12 @@ decides whether a board can be solved by search).
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import time
 
 import numpy as np
 
+from report import emit
 from sowsolve.solver.games import make_game
 
 
@@ -78,10 +78,11 @@ def main() -> None:
     parser.add_argument("--growth-size", default="5x5")
     parser.add_argument("--growth-plies", type=int, default=6)
     parser.add_argument("--growth-limit", type=int, default=5_000_000)
+    parser.add_argument("--out", help="also write the JSON here")
     args = parser.parse_args()
     result = {"movegen": bench_movegen(args.movegen_size, args.positions, 3),
               "growth": bench_growth(args.growth_size, args.growth_plies, args.growth_limit)}
-    print(json.dumps(result, indent=2))
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ tier, positions/s, peak memory, bytes per position.  Not part of CI (minutes of 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import resource
@@ -15,6 +14,7 @@ import time
 
 from tqdm import tqdm
 
+from report import emit
 from sowsolve.solver.games import make_game
 from sowsolve.solver.retrograde import default_threads, solve_tiers
 from sowsolve.tables.store import TableWriter, open_table
@@ -61,11 +61,7 @@ def main() -> None:
         "tiers": [{k: t.get(k) for k in ("tier", "positions", "seconds", "wins", "losses",
                                          "longest_win", "stored_bytes")} for t in tiers],
     }
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

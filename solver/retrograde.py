@@ -35,7 +35,7 @@ class TierStore(Protocol):
 class TierReport:
     tier: int
     positions: int
-    seconds: float
+    seconds: float | None
     losses: int
     draws: int
     wins: int
@@ -47,6 +47,7 @@ class TierReport:
 class SolveReport:
     tiers: list[TierReport] = field(default_factory=list)
     resumed_from: int | None = None
+    search_seconds: float | None = None     # a search solves all tiers at once
 
     @property
     def positions(self) -> int:
@@ -54,13 +55,15 @@ class SolveReport:
 
     @property
     def seconds(self) -> float:
-        return sum(t.seconds for t in self.tiers)
+        if self.search_seconds is not None:
+            return self.search_seconds
+        return sum(t.seconds or 0.0 for t in self.tiers)
 
 
 Progress = Callable[[int, str], ContextManager]
 
 
-def _no_progress(total: int, desc: str) -> ContextManager:
+def no_progress(total: int | None, desc: str) -> ContextManager:
     class Quiet:
         def update(self, n: int) -> None:
             pass
@@ -79,7 +82,7 @@ def summarize(records: np.ndarray) -> dict:
 
 
 def solve_tiers(game: Game, store: TierStore, threads: int | None = None,
-                progress: Progress = _no_progress) -> SolveReport:
+                progress: Progress = no_progress) -> SolveReport:
     """Solve every tier of `game` that `store` does not hold yet."""
     threads = threads or default_threads()
     capsule = game.kernel().capsule()

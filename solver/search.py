@@ -11,7 +11,7 @@ import numpy as np
 
 from .contract import Game
 from .kernels import TTSolver
-from .retrograde import Progress, SolveReport, TierReport, _no_progress, summarize
+from .retrograde import Progress, SolveReport, TierReport, no_progress, summarize
 
 SIDE_BIT = np.uint64(1 << 63)
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
@@ -25,7 +25,7 @@ def discs_of(keys: np.ndarray) -> np.ndarray:
 
 
 def search(game: Game, position, max_positions: int = DEFAULT_MAX_POSITIONS,
-           progress: Progress = _no_progress, label: str = "search") -> TTSolver:
+           progress: Progress = no_progress, label: str = "search") -> TTSolver:
     """Solve every position reachable from `position`; the solver answers record(key)."""
     solver = TTSolver(game.kernel().capsule(), max_positions)
     _, root = game.key(position)
@@ -56,27 +56,26 @@ def search(game: Game, position, max_positions: int = DEFAULT_MAX_POSITIONS,
 
 
 def solve_by_search(game: Game, store, max_positions: int = DEFAULT_MAX_POSITIONS,
-                    progress: Progress = _no_progress) -> SolveReport:
+                    progress: Progress = no_progress) -> SolveReport:
     """Solve everything reachable from the start and store it tier by tier (discs on board)."""
     started = time.perf_counter()
     solver = search(game, game.initial(), max_positions, progress, "positions searched")
     keys, records = solver.results()
     searched = time.perf_counter() - started
     tiers = discs_of(keys)
-    report = SolveReport()
+    report = SolveReport(search_seconds=searched)
     for tier in np.unique(tiers):
         chosen = tiers == tier
         tier_records = records[chosen]
         summary = summarize(tier_records)
-        summary["seconds"] = round(searched * chosen.mean(), 3)
         store.save_tier(int(tier), tier_records, summary, keys=keys[chosen])
-        report.tiers.append(TierReport(int(tier), int(chosen.sum()), searched * chosen.mean(),
+        report.tiers.append(TierReport(int(tier), int(chosen.sum()), None,
                                        summary["losses"], summary["draws"], summary["wins"],
                                        summary["longest_win"], summary["longest_win_index"]))
     return report
 
 
-def solve(game: Game, store, threads: int, progress: Progress = _no_progress,
+def solve(game: Game, store, threads: int, progress: Progress = no_progress,
           max_positions: int = DEFAULT_MAX_POSITIONS) -> SolveReport:
     """Solve a game into a store by the method its indexing calls for."""
     if game.indexing == "keys":

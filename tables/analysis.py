@@ -10,9 +10,8 @@ from typing import Callable, ContextManager
 import numpy as np
 
 from ..solver.kernels import verify_keys, verify_range
-from ..solver.retrograde import _no_progress
 from ..solver.search import DEFAULT_MAX_POSITIONS, discs_of, search
-from ..solver.retrograde import default_threads, summarize
+from ..solver.retrograde import default_threads, no_progress, summarize
 from ..solver.values import Value, outcome_names
 from .format import NotInTable
 from .store import Table
@@ -36,7 +35,7 @@ def query(table: Table, text: str, max_search: int = DEFAULT_MAX_POSITIONS,
     try:
         record(position)
     except NotInTable:
-        solver = search(game, position, max_search, progress or _no_progress, "searching")
+        solver = search(game, position, max_search, progress or no_progress, "searching")
         record, source = (lambda p: solver.record(game.key(p)[1])), "search"
     value = Value.from_record(record(position))
     moves = []

@@ -17,7 +17,7 @@ import numpy as np
 from sqlitedict import SqliteDict
 
 from ..solver.contract import Game
-from ..solver.errors import BadParameters
+from ..solver.errors import BadParameters, BadPosition
 from ..solver.games import make_game
 from ..solver.values import Value
 from .format import (BLOCK_RECORDS, FORMAT_NAME, FORMAT_VERSION, TABLE_NAME, CorruptTable,
@@ -242,10 +242,11 @@ class Table:
         return Value.from_record(self.record(position))
 
     def get(self, position, default=None):
-        """Value of a position, or `default` where the position is bad or not in the table."""
+        """Value of a position, or `default` where the position is bad or not in the table.
+        A damaged table still raises: a default is never a stand-in for a corrupt block."""
         try:
             return self.probe(position)
-        except (ValueError, UnfinishedTable, NotInTable):
+        except (BadPosition, NotInTable):
             return default
 
     def size_on_disk(self) -> int:

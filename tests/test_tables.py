@@ -62,6 +62,8 @@ def test_a_flipped_byte_in_a_block_is_caught(tmp_path, table_2x4_k2):
             with open_table(path) as table:
                 with pytest.raises(CorruptTable):
                     table.probe("2222/2222 A")
+                with pytest.raises(CorruptTable):       # get() gives no default for damage
+                    table.get("2222/2222 A")
 
 
 class Boom:

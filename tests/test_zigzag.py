@@ -137,3 +137,5 @@ def test_zigzag_cannot_be_solved_yet_and_says_so(tmp_path):
                                       "--table", str(tmp_path / "z.sqlite")])
     assert result.exit_code == 2 and "cannot solve it yet" in result.stderr
     assert not (tmp_path / "z.sqlite").exists()
+    check = CliRunner().invoke(app, ["check", "zigzag", "--cols", "4", "--stones", "3", "--samples", "300"])
+    assert check.exit_code == 0 and "OK" in check.stdout
