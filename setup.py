@@ -9,7 +9,7 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["diffusion", "overflow", "retrograde", "ttsolve", "zigzag"]
+KERNELS = ["diffusion", "overflow", "retrograde", "scoresolve", "ttsolve", "zigzag"]
 
 
 def compiler_has_openmp() -> bool:

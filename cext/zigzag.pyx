@@ -5,8 +5,8 @@ A turn is a sequence of laps, each fixed by the board, the pit in hand and the s
 never end are found exactly by Brent's cycle detection on those lap states (the state space is
 finite, so a turn that does not end repeats a state), with two board copies and no hashing.
 """
-from libc.stdint cimport int8_t, int64_t, uint8_t
-from libc.string cimport memcmp, memcpy
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t
+from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
 cimport numpy as cnp
@@ -167,3 +167,191 @@ cdef class ZigZagKernel:
         with nogil:
             perft_rec(&self.ctx, b, side, k, depth, 0, &cv[0])
         return [int(x) for x in counts]
+
+
+# --- the score solver -----------------------------------------------------------------------
+#
+# Tier (S, c): S seeds on the board, c who captured last (0 nobody, 1 P, 2 p).  Inside a tier the
+# index is (rank(board) * 2 + side) * 3 + ko slot, with the board ranked among the compositions
+# of S into 2n pits and the ko slot 0 (none), 1 or 2 (the side to move's left or right centre
+# pit).  Records are 16 bits: margin + 128 in the low byte (0 = unsolved), remoteness in the
+# high byte, 255 meaning "no end": the value comes from play that avoids captures forever.
+
+
+cdef enum:
+    REM_INFINITE = 255      # as in scoresolve.pyx
+    MAX_TOTAL = 160
+
+
+cdef int64_t ncomp[MAXP + 2][MAX_TOTAL + 1]     # ncomp[k][s]: compositions of s into k parts
+
+
+cdef void init_ncomp() noexcept nogil:
+    cdef int k, s
+    for s in range(MAX_TOTAL + 1):
+        ncomp[0][s] = 1 if s == 0 else 0
+    for k in range(1, MAXP + 2):
+        ncomp[k][0] = 1
+        for s in range(1, MAX_TOTAL + 1):
+            ncomp[k][s] = ncomp[k][s - 1] + ncomp[k - 1][s]      # saturates long before overflow here
+
+
+init_ncomp()
+
+
+cdef inline int64_t rank_board(int m, const uint8_t *b, int total) noexcept nogil:
+    cdef int64_t r = 0
+    cdef int i, k, rest = total
+    for i in range(m - 1):
+        k = m - i - 1
+        r += ncomp[k + 1][rest] - ncomp[k + 1][rest - b[i]]
+        rest -= b[i]
+    return r
+
+
+cdef inline void unrank_board(int m, int64_t r, int total, uint8_t *b) noexcept nogil:
+    cdef int i, k, x, rest = total
+    for i in range(m - 1):
+        k = m - i - 1
+        x = 0
+        while r >= ncomp[k][rest - x]:
+            r -= ncomp[k][rest - x]
+            x += 1
+        b[i] = x
+        rest -= x
+    b[m - 1] = rest
+
+
+cdef inline int ko_slot(const ZzCtx *c, int side, int ko) noexcept nogil:
+    cdef int row = 0 if side == 0 else c.cols
+    if ko < 0:
+        return 0
+    return 1 if ko == row + c.cols // 2 - 1 else 2
+
+
+cdef inline int ko_pit(const ZzCtx *c, int side, int slot) noexcept nogil:
+    cdef int row = 0 if side == 0 else c.cols
+    if slot == 0:
+        return NO_KO
+    return row + c.cols // 2 - 1 + (slot - 1)
+
+
+cdef inline int record_margin(uint16_t rec) noexcept nogil:
+    return <int>(rec & 0xFF) - 128
+
+
+cdef inline int record_remoteness(uint16_t rec) noexcept nogil:
+    return rec >> 8
+
+
+cdef int64_t child_index(const ZzCtx *c, const uint8_t *board, int seeds, int side, int ko) noexcept nogil:
+    return (rank_board(c.npits, board, seeds) * 2 + side) * 3 + ko_slot(c, side, ko)
+
+
+def tier_size(int pits, int seeds):
+    """Positions of tier (seeds, any capturer) of a board of `pits` pits."""
+    if not 0 <= seeds <= MAX_TOTAL or not 1 <= pits <= MAXP:
+        raise ValueError("no such tier")
+    return int(ncomp[pits][seeds]) * 6
+
+
+def tier_graph(ZigZagKernel self, int seeds, int capturer, dict lower):
+    """The move graph of tier (seeds, capturer) for the score solver: per position its side
+    (0 = P), its moves, the same-tier child of each move (-1 none, -2 a capture), and for each
+    capture its value for P and the remoteness after it, read from `lower`, which maps
+    (seeds, capturer) to the solved records of every tier a capture leads to."""
+    cdef ZzCtx *c = &self.ctx
+    cdef int width = c.cols, m = c.npits, nmoves, j, side, k, cside, cslot, infinite_value
+    cdef int64_t n = ncomp[m][seeds] * 6, i, r, edges = 0, captures = 0, finals = 0, endless = 0
+    cdef int64_t e, y, q_head, q_tail, idx
+    cdef uint8_t board[MAXP]
+    cdef TurnResult turns[MAXP]
+    cdef int pits[MAXP]
+    cdef const uint16_t *low[MAX_TOTAL + 1][3]
+    cdef uint16_t rec
+    cdef int u_child, missing = 0
+    for k in range(MAX_TOTAL + 1):
+        low[k][0] = low[k][1] = low[k][2] = NULL
+    keep = []
+    for (s, cap), array in lower.items():
+        array = np.ascontiguousarray(array, dtype=np.uint16)
+        if array.shape[0] != ncomp[m][s] * 6:
+            raise ValueError(f"tier ({s}, {cap}) has the wrong size")
+        keep.append(array)
+        low[s][cap] = <const uint16_t *>cnp.PyArray_DATA(array)
+    side_of = np.empty(n, dtype=np.uint8)
+    deg = np.zeros(n, dtype=np.uint8)
+    same = np.full(n * width, -1, dtype=np.int32)
+    exit_u = np.zeros(n * width, dtype=np.int16)
+    exit_rem = np.zeros(n * width, dtype=np.uint8)
+    has_capture = np.zeros(n, dtype=np.uint8)
+    cdef uint8_t[::1] side_v = side_of, deg_v = deg, rem_v = exit_rem, cap_v = has_capture
+    cdef int32_t[::1] same_v = same
+    cdef int16_t[::1] u_v = exit_u
+    infinite_value = 0 if capturer == 0 else (seeds if capturer == 1 else -seeds)
+    with nogil:
+        for i in range(n):
+            r = i
+            k = r % 3
+            r = r // 3
+            side = r % 2
+            r = r // 2
+            unrank_board(m, r, seeds, board)
+            side_v[i] = side
+            nmoves = gen_turns(c, board, side, ko_pit(c, side, k), turns, pits)
+            deg_v[i] = nmoves
+            for j in range(nmoves):
+                if turns[j].captured == 0:
+                    same_v[i * width + j] = <int32_t>child_index(c, turns[j].board, seeds, 1 - side, turns[j].ko)
+                    edges += 1
+                    continue
+                captures += 1
+                cap_v[i] = 1
+                same_v[i * width + j] = -2
+                k = turns[j].captured
+                cside = 1 if side == 0 else 2
+                if low[seeds - k][cside] == NULL:
+                    missing += 1
+                    continue
+                rec = low[seeds - k][cside][child_index(c, turns[j].board, seeds - k, 1 - side, turns[j].ko)]
+                if rec == 0:
+                    missing += 1
+                    continue
+                u_child = record_margin(rec) if side == 1 else -record_margin(rec)   # child: other side
+                u_v[i * width + j] = (k if side == 0 else -k) + u_child
+                rem_v[i * width + j] = record_remoteness(rec)
+    if missing:
+        raise RuntimeError(f"tier ({seeds}, {capturer}): {missing} captures lead to unsolved tiers")
+    return {"side": side_of, "moves": deg, "same": same, "width": width, "exit_value": exit_u,
+            "exit_remoteness": exit_rem, "captures": has_capture, "bound": seeds,
+            "endless_value": infinite_value, "edges": int(edges), "capture_moves": int(captures)}
+
+
+def rank(ZigZagKernel self, board, int side, ko):
+    """(seeds, index inside any tier of that many seeds) of a position (side 0 = P)."""
+    cdef uint8_t b[MAXP]
+    self._board_in(board, b)
+    seeds = sum(board)
+    if seeds > MAX_TOTAL:
+        raise ValueError(f"at most {MAX_TOTAL} seeds")
+    return seeds, int(child_index(&self.ctx, b, seeds, side, NO_KO if ko is None else ko))
+
+
+def unrank_range(ZigZagKernel self, int seeds, int64_t start, int64_t stop):
+    """Boards (count x pits, uint8), sides (0 = P) and ko pits (-1 none) of indices start..stop-1."""
+    cdef int64_t i, r, n = ncomp[self.npits][seeds] * 6
+    if not 0 <= start <= stop <= n:
+        raise IndexError(f"range {start}..{stop} is outside the tier of {seeds} seeds")
+    boards = np.empty((stop - start, self.npits), dtype=np.uint8)
+    sides = np.empty(stop - start, dtype=np.uint8)
+    kos = np.empty(stop - start, dtype=np.int8)
+    cdef uint8_t[:, ::1] bv = boards
+    cdef uint8_t[::1] sv = sides
+    cdef int8_t[::1] kv = kos
+    with nogil:
+        for i in range(stop - start):
+            r = start + i
+            kv[i] = ko_pit(&self.ctx, (r // 3) % 2, r % 3)
+            sv[i] = (r // 3) % 2
+            unrank_board(self.ctx.npits, r // 6, seeds, &bv[i, 0])
+    return boards, sides, kos

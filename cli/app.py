@@ -98,11 +98,13 @@ def solve(
     Diffusion: every position, tier by tier (stones on the board); a second solve of a finished
     table does nothing, an unfinished one resumes after its last finished tier.  Overflow: every
     position reachable from the start, by a search with a transposition table (a killed search
-    starts over).
+    starts over).  Zig Zag: every position, tier by tier (seeds on the board, last capturer),
+    values are margins.
 
     \b
     Examples: sowsolve solve diffusion --cols 4 --stones 2
               sowsolve solve overflow --size 3x4
+              sowsolve solve zigzag --cols 4 --stones 2
     """
     with clear_errors():
         if threads < 0:
@@ -110,9 +112,6 @@ def solve(
         if max_positions < 1:
             raise BadParameters(f"--max-positions must be at least 1, not {max_positions}")
         g = make_game(game, cols=cols, stones=stones, size=size)
-        if g.indexing not in ("dense", "keys"):
-            raise BadParameters(f"{g.describe()}: sowsolve has its rules and perft, but cannot "
-                                f"solve it yet")
         if g.indexing == "keys":
             g.key(g.initial())            # a board too large to pack fails here, writing nothing
         path = table or default_table_path(g)
@@ -146,9 +145,15 @@ def query(
     position: str = typer.Argument(..., help="Position text, e.g. '4444/4444 A'."),
     table: str = typer.Option(..., "--table", help="Table file."),
     max_positions: int = MAX_POSITIONS,
+    stores: Optional[str] = typer.Option(None, "--stores", help="Zig Zag: seeds already in the "
+                                         "stores of P and p, as P,p; adds the final result."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ):
     """Value and remoteness of a position, and of every legal move, best first.
+
+    Zig Zag: the value is the margin the side to move secures from here on (its future seeds
+    minus the opponent's, the seeds left at the end going to the last capturer); remoteness
+    is null where that margin comes from play in which both sides avoid every capture forever.
 
     An Overflow table holds the positions reachable from the start; any other position is
     answered by a search from it (JSON "source": "search"), up to --max-positions.
@@ -160,6 +165,8 @@ def query(
     with clear_errors():
         with open_table(table) as t:
             result = analysis.query(t, position, max_positions, progress=tier_bar)
+            if stores is not None:
+                result["result"] = analysis.final_result(t, result, stores)
         if as_json:
             emit_json(result)
         else:
@@ -174,7 +181,11 @@ def export(
     max_stones: Optional[int] = typer.Option(None, "--max-stones",
                                              help="Only positions with at most this many stones."),
 ):
-    """Write one row per position: position, value, remoteness (both sides to move).
+    """Write one row per position: position, value, remoteness.
+
+    Diffusion: both sides to move; Overflow: one position per symmetry class; Zig Zag: the
+    value is the margin for the side to move, and the remoteness is empty (JSON null) where
+    that margin comes from play that avoids every capture forever.
 
     Example: sowsolve export --table T.sqlite --format csv --out t.csv --max-stones 6
     """

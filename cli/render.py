@@ -2,7 +2,13 @@
 from __future__ import annotations
 
 
-def _value(value: str, remoteness: int) -> str:
+def _value(value, remoteness) -> str:
+    if isinstance(value, int):           # a margin (score games)
+        if remoteness is None:
+            return f"margin {value:+d}, from play that avoids every capture forever"
+        if remoteness == 0:
+            return f"margin {value:+d} (game over: no capture can happen any more)"
+        return f"margin {value:+d}, game over in {remoteness} plies"
     if remoteness == 0:
         return f"{value} (game over)"
     return f"{value} in {remoteness} plies"
@@ -30,8 +36,15 @@ def query_text(r: dict) -> str:
         lines.append("moves      (value for the side playing it)")
         width = max(len(m["move"]) for m in r["moves"])
         for m in r["moves"]:
-            lines.append(f"  {m['move']:<{width}}  {m['value']:<5} {m['remoteness']}")
+            value = f"{m['value']:+d}" if isinstance(m["value"], int) else m["value"]
+            rem = "no end" if m["remoteness"] is None else m["remoteness"]
+            lines.append(f"  {m['move']:<{width}}  {value:<5} {rem}")
         lines.append(f"best       {' '.join(r['best'])}")
+    if "result" in r:
+        res = r["result"]
+        stores = (", final stores " + ", ".join(f"{k} {v}" for k, v in res["final_stores"].items())
+                  if "final_stores" in res else "")
+        lines.append(f"result     {res['result']} for {res['side']} by {abs(res['final_margin'])}{stores}")
     return "\n".join(lines)
 
 

@@ -19,6 +19,11 @@ class Game(ABC):
     #: how tables index positions: "dense" (a perfect index per tier: locate/stored_positions)
     #: or "keys" (canonical packed positions found by search: key/position_of_key)
     indexing: str = "dense"
+    #: how it is solved: "tiers" (acyclic win/loss, cext/retrograde.pyx), "search" (cext/ttsolve.pyx)
+    #: or "score-tiers" (margins with cycles inside tiers, cext/scoresolve.pyx via tier_graph)
+    method: str = "tiers"
+    #: what records hold: "winloss" (outcome + remoteness) or "margin" (score + remoteness)
+    value_kind: str = "winloss"
 
     # --- Python layer ---------------------------------------------------------------
     @abstractmethod
@@ -88,6 +93,18 @@ class Game(ABC):
     def tier_dependencies(self, tier: int) -> Iterable[int]:
         """Earlier tiers that children of `tier` can lie in."""
         raise NotImplementedError
+
+    def tier_graph(self, tier: int, lower: dict) -> dict:
+        """Score games: the move graph of a tier for cext/scoresolve.pyx, with the values of
+        its exits read from `lower` (tier -> solved records)."""
+        raise NotImplementedError
+
+    def tier_name(self, tier: int) -> str:
+        return str(tier)
+
+    def move_gain(self, position, move) -> int:
+        """What the mover banks by the move itself (captured seeds in score games)."""
+        return 0
 
     def kernel(self):
         """The Cython kernel object, whose capsule() feeds the solver kernels."""

@@ -6,6 +6,7 @@ try:
     from ..cext import diffusion as _diffusion
     from ..cext import overflow as _overflow
     from ..cext import retrograde as _retrograde
+    from ..cext import scoresolve as _scoresolve
     from ..cext import ttsolve as _ttsolve
     from ..cext import zigzag as _zigzag
 except ImportError as exc:  # pragma: no cover - only without a build
@@ -17,6 +18,11 @@ tier_summary = _retrograde.tier_summary
 verify_range = _retrograde.verify_range
 TTSolver = _ttsolve.TTSolver
 verify_keys = _ttsolve.verify_keys
+solve_graph = _scoresolve.solve_graph
+zigzag_tier_size = _zigzag.tier_size
+zigzag_tier_graph = _zigzag.tier_graph
+zigzag_rank = _zigzag.rank
+zigzag_unrank_range = _zigzag.unrank_range
 solver_errors = _retrograde.ERRORS
 
 

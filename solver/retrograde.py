@@ -74,6 +74,17 @@ def default_threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def last_uses(game: Game, order: list[int]) -> dict[int, int]:
+    """For each tier, the last position in `order` whose solve (or check) reads it: a window
+    of tiers may drop a tier once past that point."""
+    last: dict[int, int] = {}
+    for position, tier in enumerate(order):
+        last[tier] = max(last.get(tier, position), position)
+        for dep in game.tier_dependencies(tier):
+            last[dep] = position
+    return last
+
+
 def summarize(records: np.ndarray) -> dict:
     losses, draws, wins, unsolved, longest, index = tier_summary(records)
     return {"positions": int(records.size), "losses": int(losses), "draws": int(draws),

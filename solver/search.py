@@ -77,8 +77,11 @@ def solve_by_search(game: Game, store, max_positions: int = DEFAULT_MAX_POSITION
 
 def solve(game: Game, store, threads: int, progress: Progress = no_progress,
           max_positions: int = DEFAULT_MAX_POSITIONS) -> SolveReport:
-    """Solve a game into a store by the method its indexing calls for."""
-    if game.indexing == "keys":
+    """Solve a game into a store by the method it names."""
+    if game.method == "search":
         return solve_by_search(game, store, max_positions, progress)
+    if game.method == "score-tiers":
+        from .score import solve_score_tiers
+        return solve_score_tiers(game, store, progress=progress)
     from .retrograde import solve_tiers
     return solve_tiers(game, store, threads=threads, progress=progress)

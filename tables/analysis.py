@@ -11,15 +11,16 @@ import numpy as np
 
 from ..solver.kernels import verify_keys, verify_range
 from ..solver.search import DEFAULT_MAX_POSITIONS, discs_of, search
-from ..solver.retrograde import default_threads, no_progress, summarize
-from ..solver.values import Value, outcome_names
+from ..solver.retrograde import default_threads, last_uses, no_progress, summarize
+from ..solver.values import REM_ENDLESS, Value, decode, outcome_names, summarize_margins
+from ..solver.errors import BadParameters
 from .format import NotInTable
 from .store import Table
 
 Progress = Callable[[int, str], ContextManager]
 
 
-def _value_dict(value: Value) -> dict:
+def _value_dict(value) -> dict:
     return {"value": value.value, "remoteness": value.remoteness}
 
 
@@ -37,21 +38,52 @@ def query(table: Table, text: str, max_search: int = DEFAULT_MAX_POSITIONS,
     except NotInTable:
         solver = search(game, position, max_search, progress or no_progress, "searching")
         record, source = (lambda p: solver.record(game.key(p)[1])), "search"
-    value = Value.from_record(record(position))
+    value = decode(game.value_kind, record(position))
     moves = []
     for move in game.legal_moves(position):
         child = game.play(position, move)
-        moves.append((game.format_move(move), Value.from_record(record(child)).for_mover()))
+        moves.append((game.format_move(move), decode(game.value_kind, record(child))
+                      .for_mover(game.move_gain(position, move))))
     moves.sort(key=lambda mv: mv[1].sort_key())
     return {
         "position": game.format_position(position),
         "value": value.value,
         "remoteness": value.remoteness,
-        "final": not moves,
+        "final": not moves or value.remoteness == 0,
         "moves": [{"move": m, **_value_dict(v)} for m, v in moves],
         "best": [m for m, v in moves if v == value],
         "source": source,
     }
+
+
+def final_result(table: Table, query_result: dict, stores: str) -> dict:
+    """Score games: the end of the game from the stores already filled ("P,p") and the margin
+    the side to move secures from here on."""
+    game = table.game
+    if game.value_kind != "margin":
+        raise BadParameters("--stores applies to score games (Zig Zag) only")
+    try:
+        store_p, store_q = (int(x) for x in stores.split(","))
+    except ValueError:
+        raise BadParameters(f"--stores must be two counts, P's and p's, like 12,8; not {stores!r}") from None
+    if store_p < 0 or store_q < 0:
+        raise BadParameters(f"--stores cannot be negative: {stores!r}")
+    position = game.parse_position(query_result["position"])
+    seeds = sum(position.board)
+    if store_p + store_q + seeds > game.total:
+        raise BadParameters(f"--stores {stores}: with the {seeds} seeds on the board that is more "
+                            f"than the {game.total} of the game")
+    margin = query_result["value"]
+    own, other = (store_p, store_q) if position.side == "P" else (store_q, store_p)
+    difference = own - other + margin
+    result = {"side": position.side, "final_margin": difference,
+              "result": "win" if difference > 0 else "loss" if difference < 0 else "tie"}
+    if (seeds + margin) % 2 == 0 and (position.last is not None or margin != 0):
+        # every seed on the board ends in a store: the last capturer takes what is left
+        gain_own, gain_other = (seeds + margin) // 2, (seeds - margin) // 2
+        finals = (own + gain_own, other + gain_other)
+        result["final_stores"] = dict(zip(("P", "p") if position.side == "P" else ("p", "P"), finals))
+    return result
 
 
 def _start_values(table: Table) -> list[dict]:
@@ -136,16 +168,15 @@ def export(table: Table, out: str, fmt: str, max_stones: int | None,
                 bar = progress(table.tier_size(tier), f"export tier {tier}") if progress else None
                 for start, records in table.iter_blocks(tier):
                     positions = table.stored_positions(tier, start, start + records.size)
-                    names = outcome_names(records)
-                    rems = (records >> 2).tolist()
+                    names, rems = _export_columns(game.value_kind, records)
                     lines = []
                     for position, name, rem in zip(positions, names, rems):
                         for image in game.images(position):
                             text = game.format_position(image)
                             if fmt == "csv":
-                                lines.append(f"{text},{name},{rem}\n")
+                                lines.append(f"{text},{name},{'' if rem is None else rem}\n")
                             else:
-                                lines.append(json.dumps({"position": text, "value": str(name),
+                                lines.append(json.dumps({"position": text, "value": name,
                                                          "remoteness": rem}) + "\n")
                     f.write("".join(lines))
                     rows += len(lines)
@@ -161,16 +192,24 @@ def export(table: Table, out: str, fmt: str, max_stones: int | None,
     return rows
 
 
-def _fold_python(values: list[Value]) -> Value:
-    """The value of a position from its children's values (for the player to move here)."""
-    options = [v.for_mover() for v in values]
-    return min(options, key=Value.sort_key)
+def _export_columns(value_kind: str, records: np.ndarray) -> tuple[list, list]:
+    """Value and remoteness columns of a block (remoteness None: endless play)."""
+    if value_kind == "margin":
+        rems = (records >> 8).tolist()
+        return ((records & 0xFF).astype(np.int16) - 128).tolist(), \
+            [None if r == REM_ENDLESS else r for r in rems]
+    return [str(n) for n in outcome_names(records)], (records >> 2).tolist()
+
+
+def _fold_python(options: list):
+    """The value of a position from its moves' values for the player to move here."""
+    return min(options, key=lambda v: v.sort_key())
 
 
 def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
     """Checksums of every block, metadata consistency, and stored values against children:
-    every position with `full` (in the kernel), else `samples` per tier through the Python
-    rules (independent of the kernel's move generation)."""
+    every position with `full` (in the kernel; for score tables through the Python rules),
+    else `samples` per tier through the Python rules (independent of the kernel's moves)."""
     game = table.game
     failures: list[str] = []
     if not table.keyed and [int(t) for t in table.tiers] != list(game.tiers()):
@@ -180,7 +219,7 @@ def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
     rng = random.Random(seed)
     window: dict[int, np.ndarray] = {}          # dense tables: the tiers children lie in
     keyed_parts: list[tuple[np.ndarray, np.ndarray]] = []
-    capsule = game.kernel().capsule()
+    capsule = game.kernel().capsule() if full and game.value_kind == "winloss" else None
     checked = blocks = 0
 
     def child_record(child) -> int:
@@ -189,7 +228,8 @@ def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
         tier, index = game.locate(child)
         return int(window[tier][index])
 
-    for tier in table.tiers:
+    last = last_uses(game, table.tiers) if not table.keyed else {}
+    for position, tier in enumerate(table.tiers):
         if not table.keyed and table.tier_size(tier) != game.tier_size(tier):
             failures.append(f"tier {tier} holds {table.tier_size(tier)} positions; the game has "
                             f"{game.tier_size(tier)}")
@@ -197,7 +237,7 @@ def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
         records = table.tier_records(tier)          # every block's checksum verified here
         blocks += table.blocks_of(tier)
         stored = table.tier_info(tier)
-        computed = summarize(records)
+        computed = summarize_margins(records) if game.value_kind == "margin" else summarize(records)
         for key in ("positions", "losses", "draws", "wins", "longest_win"):
             if stored.get(key) != computed[key]:
                 failures.append(f"tier {tier}: the summary says {key} = {stored.get(key)}, the "
@@ -215,10 +255,12 @@ def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
                 failures.append(f"tier {tier}: the block index disagrees with the keys")
             keyed_parts.append((keys, records))
         else:
-            for old in [t for t in window if t not in set(game.tier_dependencies(tier))]:
+            for old in [t for t in window if last[t] < position]:
                 del window[old]
+            for dep in set(game.tier_dependencies(tier)) - set(window):
+                window[dep] = table.tier_records(dep)
             window[tier] = records
-            if full:
+            if full and game.value_kind == "winloss":
                 arrays: list = [None] * (max(table.tiers) + 1)
                 for t, array in window.items():
                     arrays[t] = array
@@ -226,14 +268,19 @@ def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
                 checked += records.size
                 if bad:
                     failures.append(f"tier {tier}: {bad} stored values differ from their children's")
-        if not full:
+        if not full or game.value_kind == "margin":     # score tables: --full in Python
             size = records.size
-            for index in (range(size) if size <= samples else rng.sample(range(size), samples)):
+            count = size if full else samples
+            for index in (range(size) if size <= count else rng.sample(range(size), count)):
                 position = table.stored_positions(tier, index, index + 1)[0]
-                stored_value = Value.from_record(int(records[index]))
+                stored_value = decode(game.value_kind, int(records[index]))
                 expected = _expected(game, position, child_record)
                 checked += 1
-                if expected != stored_value:
+                if game.value_kind == "margin":
+                    if expected != stored_value.margin:
+                        failures.append(f"{game.format_position(position)}: stored margin "
+                                        f"{stored_value.margin}, its moves give {expected}")
+                elif expected != stored_value:
                     failures.append(f"{game.format_position(position)}: stored {stored_value.value} "
                                     f"in {stored_value.remoteness}, its children give "
                                     f"{expected.value} in {expected.remoteness}")
@@ -252,10 +299,17 @@ def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
             "failure_count": len(failures)}
 
 
-def _expected(game, position, child_record: Callable[[object], int]) -> Value:
+def _expected(game, position, child_record: Callable[[object], int]):
+    """The value a position must have given its children's stored values (for score games,
+    the margin only: whether a position is final depends on its whole tier)."""
+    if game.value_kind == "margin":
+        moves = game.legal_moves(position)
+        if not moves:
+            return game.leftover_margin(position)
+        return max(game.move_gain(position, m) - decode("margin", child_record(game.play(position, m))).margin
+                   for m in moves)
     outcome = game.outcome(position)
     if outcome is not None:
         return Value(outcome, 0)
-    children = [Value.from_record(child_record(game.play(position, move)))
-                for move in game.legal_moves(position)]
-    return _fold_python(children)
+    return _fold_python([decode(game.value_kind, child_record(game.play(position, move))).for_mover()
+                         for move in game.legal_moves(position)])

@@ -19,7 +19,7 @@ from sqlitedict import SqliteDict
 from ..solver.contract import Game
 from ..solver.errors import BadParameters, BadPosition
 from ..solver.games import make_game
-from ..solver.values import Value
+from ..solver.values import decode
 from .format import (BLOCK_RECORDS, FORMAT_NAME, FORMAT_VERSION, TABLE_NAME, CorruptTable,
                      ForeignTable, NotInTable, TableError, TableMismatch, TableMissing, UnfinishedTable,
                      block_key, decode_block, decode_value, dump_json, encode_block, encode_value,
@@ -235,11 +235,12 @@ class Table:
         block, offset = divmod(index, self.block_records)
         return int(self.block(tier, block)[offset])
 
-    def probe(self, position) -> Value:
-        """Value of a position (object or text); raises BadPosition / TableError."""
+    def probe(self, position):
+        """Value of a position (object or text): a Value (win/loss games) or a Margin (score
+        games); raises BadPosition / TableError."""
         if isinstance(position, str):
             position = self.game.parse_position(position)
-        return Value.from_record(self.record(position))
+        return decode(self.game.value_kind, self.record(position))
 
     def get(self, position, default=None):
         """Value of a position, or `default` where the position is bad or not in the table.

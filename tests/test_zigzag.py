@@ -98,7 +98,7 @@ def test_the_game_ends_without_moves_and_the_leftover_goes_to_the_last_capturer(
 
 
 @pytest.mark.parametrize("text", ["555555/555555 p -", "555555/555555 x - -", "55555/555555 p - -",
-                                  "555555/555555 p d -", "555555/555555 p - q",
+                                  "555555/555555 p a -", "555555/555555 p D -", "555555/555555 p - q",
                                   "99999,9/555555 p - -", "5555\u06f55/555555 p - -"])
 def test_bad_positions(text):
     with pytest.raises(BadPosition):
@@ -129,13 +129,3 @@ def test_kernel_turns_equal_reference_turns(case):
     assert game.kernel_moves(position) == [(m, game.play(position, m)) for m in game.legal_moves(position)]
 
 
-def test_zigzag_cannot_be_solved_yet_and_says_so(tmp_path):
-    from typer.testing import CliRunner
-
-    from sowsolve.cli.app import app
-    result = CliRunner().invoke(app, ["solve", "zigzag", "--cols", "2", "--stones", "1",
-                                      "--table", str(tmp_path / "z.sqlite")])
-    assert result.exit_code == 2 and "cannot solve it yet" in result.stderr
-    assert not (tmp_path / "z.sqlite").exists()
-    check = CliRunner().invoke(app, ["check", "zigzag", "--cols", "4", "--stones", "3", "--samples", "300"])
-    assert check.exit_code == 0 and "OK" in check.stdout

@@ -40,6 +40,7 @@ class Overflow(Game):
     """Overflow on `rows` ranks of `cols` files, one disc per cell at the start."""
     name = "overflow"
     indexing = "keys"
+    method = "search"
     storage_note = ("every position reachable from the start, one per class of board symmetries; "
                     "others are answered by search")
 

@@ -35,7 +35,10 @@ class Turn(NamedTuple):
 class ZigZag(Game):
     """Zig Zag on 2 rows of `cols` pits (cols even) with `stones` seeds per pit at the start."""
     name = "zigzag"
-    indexing = "none"         # rules, kernel and perft so far; the score solver is to come
+    method = "score-tiers"
+    value_kind = "margin"
+    storage_note = ("every board of up to the start's seeds, both sides to move, every ko and last "
+                    "capturer; values are margins for the side to move")
 
     def __init__(self, cols: int = 6, stones: int = 5):
         if isinstance(cols, bool) or not isinstance(cols, int) or not 2 <= cols <= MAX_COLS or cols % 2:
@@ -147,6 +150,9 @@ class ZigZag(Game):
                 return Position(turn.board, self.other(position.side), turn.ko, last)
         raise BadMove(f"{self.format_move(move)} is not a legal move in {self.format_position(position)}")
 
+    def move_gain(self, position: Position, move: int) -> int:
+        return self.captured_by(position, move)
+
     def captured_by(self, position: Position, move: int) -> int:
         for pit, turn in self.turns(position):
             if pit == move:
@@ -222,9 +228,9 @@ class ZigZag(Game):
         if ko != "-":
             centre = (self.cols // 2 - 1, self.cols // 2)
             pit = self.pit_names.index(ko) if ko in self.pit_names else -1
-            if pit < 0 or self.owner(pit) != side or self.col(pit) not in centre or board[pit] != 1:
-                raise BadPosition(f"position {text!r}: a ko pit is a centre pit of the side to "
-                                  f"move holding the one seed just sown there, or -; not {ko!r}")
+            if pit < 0 or self.owner(pit) != side or self.col(pit) not in centre:
+                raise BadPosition(f"position {text!r}: a ko pit is one of the two centre pits of "
+                                  f"the side to move, or -; not {ko!r}")
             ko_pit = pit
         return Position(tuple(board), side, ko_pit, None if last == "-" else last)
 
@@ -247,3 +253,42 @@ class ZigZag(Game):
     def perft(self, position: Position, depth: int) -> list[int]:
         return self.kernel().perft(position.board, 0 if position.side == "P" else 1,
                                    position.ko, depth)
+
+    # --- tier layer -------------------------------------------------------------------
+    # Tier id = seeds * 3 + last capturer (0 nobody, 1 P, 2 p).  Moves that capture nothing
+    # stay in their tier (cycles are possible); a capture leads to a tier of fewer seeds.
+    CAPTURERS = (None, "P", "p")
+
+    def tiers(self) -> list[int]:
+        return [seeds * 3 + c for seeds in range(self.total + 1) for c in range(3)]
+
+    def tier_size(self, tier: int) -> int:
+        from ..kernels import zigzag_tier_size
+        return zigzag_tier_size(self.npits, tier // 3)
+
+    def tier_dependencies(self, tier: int) -> list[int]:
+        return [s * 3 + c for s in range(tier // 3) for c in (1, 2)]
+
+    def tier_name(self, tier: int) -> str:
+        seeds, c = divmod(tier, 3)
+        return f"{seeds} seeds, last capture {self.CAPTURERS[c] or 'none'}"
+
+    def tier_graph(self, tier: int, lower: dict[int, object]) -> dict:
+        seeds, c = divmod(tier, 3)
+        from ..kernels import zigzag_tier_graph
+        return zigzag_tier_graph(self.kernel(), seeds, c,
+                                 {divmod(t, 3): array for t, array in lower.items()})
+
+    def locate(self, position: Position) -> tuple[int, int]:
+        from ..kernels import zigzag_rank
+        seeds, index = zigzag_rank(self.kernel(), position.board, 0 if position.side == "P" else 1,
+                                   position.ko)
+        return seeds * 3 + self.CAPTURERS.index(position.last), index
+
+    def stored_positions(self, tier: int, start: int, stop: int) -> list[Position]:
+        seeds, c = divmod(tier, 3)
+        from ..kernels import zigzag_unrank_range
+        boards, sides, kos = zigzag_unrank_range(self.kernel(), seeds, start, stop)
+        last = self.CAPTURERS[c]
+        return [Position(tuple(int(x) for x in b), "Pp"[s], None if k < 0 else int(k), last)
+                for b, s, k in zip(boards, sides, kos)]

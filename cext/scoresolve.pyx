@@ -1,0 +1,256 @@
+# cython: language_level=3
+"""Score solver for tiers with cycles: the exact value of every position of one tier, given its
+move graph (games build it: see zigzag.pyx tier_graph).
+
+Values are a player's margin.  Inside a tier, moves either stay (cycles are possible) or leave it
+through an exit of known value (a capture into a solved tier); play that stays forever is worth
+a fixed `endless value`.  Seen from P (the maximiser), a position's value is the greatest
+threshold t > endless value at which P can force an exit worth at least t (P's attractor), else
+the least t < endless value at which p can force an exit worth at most t (p's attractor), else
+the endless value itself.  The attractors are built once per side, threshold by threshold from
+the most extreme value inwards, so each edge is handled a bounded number of times.
+
+Remoteness: the forcing side hurries and the other delays (the attractors are filled in Dijkstra
+order of plies to the exit plus the plies after it).  A position whose value comes from endless
+play stores REM_INFINITE; a position from which no exit can be reached at all is final (0).
+Records: margin + 128 in the low byte (0 is "unsolved"), remoteness in the high byte.
+"""
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t
+from libc.stdlib cimport free, realloc
+
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
+
+cdef enum:
+    REM_INFINITE = 255
+
+
+cdef struct HeapItem:
+    int dist
+    int64_t node
+
+
+cdef struct Heap:
+    HeapItem *items
+    int64_t size
+    int64_t capacity
+
+
+cdef int heap_push(Heap *h, int dist, int64_t node) noexcept nogil:
+    cdef HeapItem *grown
+    cdef int64_t i, parent
+    cdef HeapItem item
+    if h.size == h.capacity:
+        h.capacity = h.capacity * 2 + 16
+        grown = <HeapItem *>realloc(h.items, h.capacity * sizeof(HeapItem))
+        if grown == NULL:
+            return -1
+        h.items = grown
+    item.dist = dist
+    item.node = node
+    i = h.size
+    h.size += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if h.items[parent].dist <= dist:
+            break
+        h.items[i] = h.items[parent]
+        i = parent
+    h.items[i] = item
+    return 0
+
+
+cdef HeapItem heap_pop(Heap *h) noexcept nogil:
+    cdef HeapItem top = h.items[0], last
+    cdef int64_t i = 0, child
+    h.size -= 1
+    last = h.items[h.size]
+    while True:
+        child = 2 * i + 1
+        if child >= h.size:
+            break
+        if child + 1 < h.size and h.items[child + 1].dist < h.items[child].dist:
+            child += 1
+        if h.items[child].dist >= last.dist:
+            break
+        h.items[i] = h.items[child]
+        i = child
+    if h.size > 0:
+        h.items[i] = last
+    return top
+
+
+cdef inline int longer(int d) noexcept nogil:
+    """One ply more; 'no end' stays 'no end'; 254 is the longest finite remoteness kept."""
+    if d >= REM_INFINITE:
+        return REM_INFINITE
+    return d + 1 if d + 1 < REM_INFINITE else REM_INFINITE - 1
+
+
+cdef int attract(int64_t n, int width, int forcing, int lo, int hi, int step, int seeds,
+                 const uint8_t *side_of, const uint8_t *deg, const int16_t *exit_u,
+                 const uint8_t *exit_rem, const int32_t *same, const int64_t *rev_off,
+                 const int32_t *rev, const int64_t *bucket_off, const int64_t *bucket,
+                 uint8_t *joined, int16_t *value, uint8_t *dist, uint8_t *counter, uint8_t *acc,
+                 uint8_t *tent) noexcept nogil:
+    """Thresholds t = lo, lo+step, ..., hi: positions from which `forcing` (0 = P, 1 = p) can
+    force an exit worth t or better for it join with value t; remoteness: the forcing side
+    hurries, the other delays (Dijkstra order over the attractor)."""
+    cdef Heap heap
+    cdef HeapItem item
+    cdef int64_t e, i, y, k, t_index
+    cdef int t, d
+    heap.items = NULL
+    heap.size = 0
+    heap.capacity = 0
+    for i in range(n):
+        counter[i] = deg[i]
+        acc[i] = 0
+        tent[i] = REM_INFINITE
+    t = lo
+    while (step > 0 and t <= hi) or (step < 0 and t >= hi):
+        t_index = t + seeds
+        for k in range(bucket_off[t_index], bucket_off[t_index + 1]):
+            e = bucket[k]
+            i = e // width
+            if joined[i]:
+                continue
+            d = longer(exit_rem[e])
+            if side_of[i] == forcing:
+                if tent[i] == REM_INFINITE or d < tent[i]:
+                    tent[i] = d
+                    if heap_push(&heap, d, i) < 0:
+                        free(heap.items)
+                        return -1
+            else:
+                counter[i] -= 1
+                if d > acc[i]:
+                    acc[i] = d
+                if counter[i] == 0 and heap_push(&heap, acc[i], i) < 0:
+                    free(heap.items)
+                    return -1
+        while heap.size > 0:
+            item = heap_pop(&heap)
+            i = item.node
+            if joined[i]:
+                continue
+            joined[i] = 1
+            value[i] = t
+            dist[i] = item.dist
+            for k in range(rev_off[i], rev_off[i + 1]):
+                y = rev[k]
+                if joined[y]:
+                    continue
+                d = longer(item.dist)
+                if side_of[y] == forcing:
+                    if tent[y] == REM_INFINITE or d < tent[y]:
+                        tent[y] = d
+                        if heap_push(&heap, d, y) < 0:
+                            free(heap.items)
+                            return -1
+                else:
+                    counter[y] -= 1
+                    if d > acc[y]:
+                        acc[y] = d
+                    if counter[y] == 0 and heap_push(&heap, acc[y], y) < 0:
+                        free(heap.items)
+                        return -1
+        t += step
+    free(heap.items)
+    return 0
+
+
+
+
+def solve_graph(dict graph):
+    """Records (uint16) of a tier from its move graph; also (final positions, endless ones)."""
+    side_of = np.ascontiguousarray(graph["side"], dtype=np.uint8)
+    deg = np.ascontiguousarray(graph["moves"], dtype=np.uint8)
+    same = np.ascontiguousarray(graph["same"], dtype=np.int32)
+    exit_u = np.ascontiguousarray(graph["exit_value"], dtype=np.int16)
+    exit_rem = np.ascontiguousarray(graph["exit_remoteness"], dtype=np.uint8)
+    has_capture = np.ascontiguousarray(graph["captures"], dtype=np.uint8)
+    cdef int width = graph["width"], seeds = graph["bound"], infinite_value = graph["endless_value"]
+    cdef int64_t n = side_of.shape[0], i, e, y, q_head, q_tail
+    if same.shape[0] != n * width or exit_u.shape[0] != n * width or deg.shape[0] != n:
+        raise ValueError("inconsistent tier graph")
+    if not -seeds <= infinite_value <= seeds:
+        raise ValueError("the endless value lies outside the bound")
+    # reverse same-tier edges
+    rev_off = np.zeros(n + 1, dtype=np.int64)
+    valid = same >= 0
+    np.add.at(rev_off, same[valid].astype(np.int64) + 1, 1)
+    rev_off = np.cumsum(rev_off)
+    order = np.argsort(same[valid], kind="stable")
+    rev = (np.nonzero(valid)[0][order] // width).astype(np.int32)
+    # captures reachable by any sequence of moves: backwards from the positions that capture
+    reach = has_capture.copy()
+    queue = np.nonzero(reach)[0].astype(np.int64)
+    cdef uint8_t[::1] reach_v = reach
+    cdef uint8_t[::1] side_v = side_of, deg_v = deg
+    cdef int64_t[::1] roff_v = rev_off
+    cdef int32_t[::1] rev_v = rev
+    queue_buffer = np.empty(n, dtype=np.int64)
+    queue_buffer[:queue.shape[0]] = queue
+    cdef int64_t[::1] queue_v = queue_buffer
+    q_head, q_tail = 0, queue.shape[0]
+    with nogil:
+        while q_head < q_tail:
+            i = queue_v[q_head]
+            q_head += 1
+            for e in range(roff_v[i], roff_v[i + 1]):
+                y = rev_v[e]
+                if not reach_v[y]:
+                    reach_v[y] = 1
+                    queue_v[q_tail] = y
+                    q_tail += 1
+    # exits grouped by their value for P, from -seeds to +seeds
+    is_exit = same == -2
+    exit_slots = np.nonzero(is_exit)[0].astype(np.int64)
+    slot_values = exit_u[exit_slots].astype(np.int64) + seeds
+    bucket_order = np.argsort(slot_values, kind="stable")
+    bucket = exit_slots[bucket_order]
+    bucket_off = np.zeros(2 * seeds + 2, dtype=np.int64)
+    np.add.at(bucket_off, slot_values + 1, 1)
+    bucket_off = np.cumsum(bucket_off)
+    joined_p = np.zeros(n, dtype=np.uint8)
+    joined_q = np.zeros(n, dtype=np.uint8)
+    value = np.zeros(n, dtype=np.int16)
+    dist = np.zeros(n, dtype=np.uint8)
+    counter = np.empty(n, dtype=np.uint8)
+    acc = np.empty(n, dtype=np.uint8)
+    tent = np.empty(n, dtype=np.uint8)
+    cdef int ok1, ok2
+    ok1 = attract(n, width, 0, seeds, infinite_value + 1, -1, seeds,
+                  &side_v[0], &deg_v[0],
+                  <const int16_t *>cnp.PyArray_DATA(exit_u), <const uint8_t *>cnp.PyArray_DATA(exit_rem),
+                  <const int32_t *>cnp.PyArray_DATA(same), <const int64_t *>cnp.PyArray_DATA(rev_off),
+                  <const int32_t *>cnp.PyArray_DATA(rev), <const int64_t *>cnp.PyArray_DATA(bucket_off),
+                  <const int64_t *>cnp.PyArray_DATA(bucket), <uint8_t *>cnp.PyArray_DATA(joined_p),
+                  <int16_t *>cnp.PyArray_DATA(value), <uint8_t *>cnp.PyArray_DATA(dist),
+                  <uint8_t *>cnp.PyArray_DATA(counter), <uint8_t *>cnp.PyArray_DATA(acc),
+                  <uint8_t *>cnp.PyArray_DATA(tent))
+    ok2 = attract(n, width, 1, -seeds, infinite_value - 1, 1, seeds,
+                  &side_v[0], &deg_v[0],
+                  <const int16_t *>cnp.PyArray_DATA(exit_u), <const uint8_t *>cnp.PyArray_DATA(exit_rem),
+                  <const int32_t *>cnp.PyArray_DATA(same), <const int64_t *>cnp.PyArray_DATA(rev_off),
+                  <const int32_t *>cnp.PyArray_DATA(rev), <const int64_t *>cnp.PyArray_DATA(bucket_off),
+                  <const int64_t *>cnp.PyArray_DATA(bucket), <uint8_t *>cnp.PyArray_DATA(joined_q),
+                  <int16_t *>cnp.PyArray_DATA(value), <uint8_t *>cnp.PyArray_DATA(dist),
+                  <uint8_t *>cnp.PyArray_DATA(counter), <uint8_t *>cnp.PyArray_DATA(acc),
+                  <uint8_t *>cnp.PyArray_DATA(tent))
+    if ok1 < 0 or ok2 < 0:
+        raise MemoryError("out of memory in the attractor queue")
+    if np.any(joined_p & joined_q):
+        raise RuntimeError("a position is forced both above and below the value of endless play")
+    decided = (joined_p | joined_q).astype(bool)
+    u = np.where(decided, value, infinite_value).astype(np.int64)
+    rem = np.where(decided, dist, np.where(reach.astype(bool), REM_INFINITE, 0)).astype(np.uint16)
+    margin = np.where(side_of == 0, u, -u)
+    records = ((rem << 8) | (margin + 128)).astype(np.uint16)
+    finals = int(np.count_nonzero(~reach.astype(bool)))
+    endless = int(np.count_nonzero(~decided & reach.astype(bool)))
+    return records, finals, endless
+
