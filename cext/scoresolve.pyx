@@ -89,6 +89,23 @@ cdef inline int longer(int d) noexcept nogil:
     return d + 1 if d + 1 < REM_INFINITE else REM_INFINITE - 1
 
 
+cdef inline int offer(Heap *heap, int64_t node, int d, int forcing, const uint8_t *side_of,
+                      uint8_t *counter, uint8_t *acc, uint8_t *tent) noexcept nogil:
+    """A successor of `node` worth the threshold, `d` plies from the end: the forcing side takes
+    the quickest such move; the other side joins once every move is such, at its slowest."""
+    if side_of[node] == forcing:
+        if tent[node] == REM_INFINITE or d < tent[node]:
+            tent[node] = d
+            return heap_push(heap, d, node)
+        return 0
+    counter[node] -= 1
+    if d > acc[node]:
+        acc[node] = d
+    if counter[node] == 0:
+        return heap_push(heap, acc[node], node)
+    return 0
+
+
 cdef int attract(int64_t n, int width, int forcing, int lo, int hi, int step, int seeds,
                  const uint8_t *side_of, const uint8_t *deg, const int16_t *exit_u,
                  const uint8_t *exit_rem, const int32_t *same, const int64_t *rev_off,
@@ -117,20 +134,9 @@ cdef int attract(int64_t n, int width, int forcing, int lo, int hi, int step, in
             i = e // width
             if joined[i]:
                 continue
-            d = longer(exit_rem[e])
-            if side_of[i] == forcing:
-                if tent[i] == REM_INFINITE or d < tent[i]:
-                    tent[i] = d
-                    if heap_push(&heap, d, i) < 0:
-                        free(heap.items)
-                        return -1
-            else:
-                counter[i] -= 1
-                if d > acc[i]:
-                    acc[i] = d
-                if counter[i] == 0 and heap_push(&heap, acc[i], i) < 0:
-                    free(heap.items)
-                    return -1
+            if offer(&heap, i, longer(exit_rem[e]), forcing, side_of, counter, acc, tent) < 0:
+                free(heap.items)
+                return -1
         while heap.size > 0:
             item = heap_pop(&heap)
             i = item.node
@@ -143,20 +149,9 @@ cdef int attract(int64_t n, int width, int forcing, int lo, int hi, int step, in
                 y = rev[k]
                 if joined[y]:
                     continue
-                d = longer(item.dist)
-                if side_of[y] == forcing:
-                    if tent[y] == REM_INFINITE or d < tent[y]:
-                        tent[y] = d
-                        if heap_push(&heap, d, y) < 0:
-                            free(heap.items)
-                            return -1
-                else:
-                    counter[y] -= 1
-                    if d > acc[y]:
-                        acc[y] = d
-                    if counter[y] == 0 and heap_push(&heap, acc[y], y) < 0:
-                        free(heap.items)
-                        return -1
+                if offer(&heap, y, longer(item.dist), forcing, side_of, counter, acc, tent) < 0:
+                    free(heap.items)
+                    return -1
         t += step
     free(heap.items)
     return 0

@@ -92,6 +92,18 @@ def summarize(records: np.ndarray) -> dict:
             "longest_win_index": int(index)}
 
 
+def finish_tier(store: TierStore, report: SolveReport, tier: int, records: np.ndarray,
+                summary: dict, seconds: float) -> None:
+    """Store a solved tier (refusing one with unsolved records) and note it in the report."""
+    if summary["unsolved"]:
+        raise RuntimeError(f"tier {tier}: {summary['unsolved']} positions left unsolved")
+    summary["seconds"] = round(seconds, 3)
+    store.save_tier(tier, records, summary)
+    report.tiers.append(TierReport(tier, int(records.size), seconds, summary["losses"],
+                                   summary["draws"], summary["wins"], summary["longest_win"],
+                                   summary["longest_win_index"]))
+
+
 def solve_tiers(game: Game, store: TierStore, threads: int | None = None,
                 progress: Progress = no_progress) -> SolveReport:
     """Solve every tier of `game` that `store` does not hold yet."""
@@ -124,14 +136,7 @@ def solve_tiers(game: Game, store: TierStore, threads: int | None = None,
                 stop = min(size, start + CHUNK)
                 solve_range(capsule, tier, start, stop, arrays, threads)
                 bar.update(stop - start)
-        seconds = time.perf_counter() - started
-        summary = summarize(records)
-        if summary["unsolved"]:
-            raise RuntimeError(f"tier {tier}: {summary['unsolved']} positions left unsolved")
-        summary["seconds"] = round(seconds, 3)
-        store.save_tier(tier, records, summary)
-        report.tiers.append(TierReport(tier, size, seconds, summary["losses"], summary["draws"],
-                                       summary["wins"], summary["longest_win"],
-                                       summary["longest_win_index"]))
+        finish_tier(store, report, tier, records, summarize(records),
+                    time.perf_counter() - started)
         window[tier] = records
     return report

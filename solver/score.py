@@ -10,7 +10,7 @@ import numpy as np
 
 from .contract import Game
 from .kernels import solve_graph
-from .retrograde import Progress, SolveReport, TierReport, last_uses, no_progress
+from .retrograde import Progress, SolveReport, finish_tier, last_uses, no_progress
 from .values import summarize_margins
 
 
@@ -33,15 +33,8 @@ def solve_score_tiers(game: Game, store, progress: Progress = no_progress) -> So
         with progress(size, f"{game.tier_name(tier)} ({position + 1}/{len(order)})") as bar:
             records, finals, endless = solve_graph(game.tier_graph(tier, window))
             bar.update(size)
-        seconds = time.perf_counter() - started
-        summary = summarize_margins(records)
-        if summary["unsolved"]:
-            raise RuntimeError(f"tier {tier}: {summary['unsolved']} positions left unsolved")
-        summary["seconds"] = round(seconds, 3)
-        store.save_tier(tier, records, summary)
-        report.tiers.append(TierReport(tier, size, seconds, summary["losses"], summary["draws"],
-                                       summary["wins"], summary["longest_win"],
-                                       summary["longest_win_index"]))
+        finish_tier(store, report, tier, records, summarize_margins(records),
+                    time.perf_counter() - started)
         if last[tier] > position:
             window[tier] = records
     return report
