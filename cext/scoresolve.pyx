@@ -83,7 +83,8 @@ cdef HeapItem heap_pop(Heap *h) noexcept nogil:
 
 
 cdef inline int longer(int d) noexcept nogil:
-    """One ply more; 'no end' stays 'no end'; 254 is the longest finite remoteness kept."""
+    """One ply more; 'no end' stays 'no end'; a finite remoteness stops at 254, which
+    solve_graph refuses rather than store a clipped value."""
     if d >= REM_INFINITE:
         return REM_INFINITE
     return d + 1 if d + 1 < REM_INFINITE else REM_INFINITE - 1
@@ -241,6 +242,8 @@ def solve_graph(dict graph):
     if np.any(joined_p & joined_q):
         raise RuntimeError("a position is forced both above and below the value of endless play")
     decided = (joined_p | joined_q).astype(bool)
+    if np.any(decided & (dist == REM_INFINITE - 1)):
+        raise RuntimeError("a remoteness reached 254 plies, the most a score record holds")
     u = np.where(decided, value, infinite_value).astype(np.int64)
     rem = np.where(decided, dist, np.where(reach.astype(bool), REM_INFINITE, 0)).astype(np.uint16)
     margin = np.where(side_of == 0, u, -u)
