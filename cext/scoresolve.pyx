@@ -90,6 +90,25 @@ cdef inline int longer(int d) noexcept nogil:
     return d + 1 if d + 1 < REM_INFINITE else REM_INFINITE - 1
 
 
+cdef struct Graph:
+    int64_t n
+    int width
+    int bound
+    const uint8_t *side_of
+    const uint8_t *deg
+    const int16_t *exit_u
+    const uint8_t *exit_rem
+    const int64_t *rev_off
+    const int32_t *rev
+    const int64_t *bucket_off      # exits by value for P, from -bound to +bound
+    const int64_t *bucket
+    int16_t *value                 # results, shared by both sweeps (they never meet)
+    uint8_t *dist
+    uint8_t *counter               # scratch
+    uint8_t *acc
+    uint8_t *tent
+
+
 cdef inline int offer(Heap *heap, int64_t node, int d, int forcing, const uint8_t *side_of,
                       uint8_t *counter, uint8_t *acc, uint8_t *tent) noexcept nogil:
     """A successor of `node` worth the threshold, `d` plies from the end: the forcing side takes
@@ -107,12 +126,7 @@ cdef inline int offer(Heap *heap, int64_t node, int d, int forcing, const uint8_
     return 0
 
 
-cdef int attract(int64_t n, int width, int forcing, int lo, int hi, int step, int seeds,
-                 const uint8_t *side_of, const uint8_t *deg, const int16_t *exit_u,
-                 const uint8_t *exit_rem, const int32_t *same, const int64_t *rev_off,
-                 const int32_t *rev, const int64_t *bucket_off, const int64_t *bucket,
-                 uint8_t *joined, int16_t *value, uint8_t *dist, uint8_t *counter, uint8_t *acc,
-                 uint8_t *tent) noexcept nogil:
+cdef int attract(const Graph *g, int forcing, int lo, int hi, int step, uint8_t *joined) noexcept nogil:
     """Thresholds t = lo, lo+step, ..., hi: positions from which `forcing` (0 = P, 1 = p) can
     force an exit worth t or better for it join with value t; remoteness: the forcing side
     hurries, the other delays (Dijkstra order over the attractor)."""
@@ -120,22 +134,26 @@ cdef int attract(int64_t n, int width, int forcing, int lo, int hi, int step, in
     cdef HeapItem item
     cdef int64_t e, i, y, k, t_index
     cdef int t, d
+    cdef const uint8_t *side_of = g.side_of
+    cdef uint8_t *counter = g.counter
+    cdef uint8_t *acc = g.acc
+    cdef uint8_t *tent = g.tent
     heap.items = NULL
     heap.size = 0
     heap.capacity = 0
-    for i in range(n):
-        counter[i] = deg[i]
+    for i in range(g.n):
+        counter[i] = g.deg[i]
         acc[i] = 0
         tent[i] = REM_INFINITE
     t = lo
     while (step > 0 and t <= hi) or (step < 0 and t >= hi):
-        t_index = t + seeds
-        for k in range(bucket_off[t_index], bucket_off[t_index + 1]):
-            e = bucket[k]
-            i = e // width
+        t_index = t + g.bound
+        for k in range(g.bucket_off[t_index], g.bucket_off[t_index + 1]):
+            e = g.bucket[k]
+            i = e // g.width
             if joined[i]:
                 continue
-            if offer(&heap, i, longer(exit_rem[e]), forcing, side_of, counter, acc, tent) < 0:
+            if offer(&heap, i, longer(g.exit_rem[e]), forcing, side_of, counter, acc, tent) < 0:
                 free(heap.items)
                 return -1
         while heap.size > 0:
@@ -144,10 +162,10 @@ cdef int attract(int64_t n, int width, int forcing, int lo, int hi, int step, in
             if joined[i]:
                 continue
             joined[i] = 1
-            value[i] = t
-            dist[i] = item.dist
-            for k in range(rev_off[i], rev_off[i + 1]):
-                y = rev[k]
+            g.value[i] = t
+            g.dist[i] = item.dist
+            for k in range(g.rev_off[i], g.rev_off[i + 1]):
+                y = g.rev[k]
                 if joined[y]:
                     continue
                 if offer(&heap, y, longer(item.dist), forcing, side_of, counter, acc, tent) < 0:
@@ -218,25 +236,23 @@ def solve_graph(dict graph):
     counter = np.empty(n, dtype=np.uint8)
     acc = np.empty(n, dtype=np.uint8)
     tent = np.empty(n, dtype=np.uint8)
-    cdef int ok1, ok2
-    ok1 = attract(n, width, 0, seeds, infinite_value + 1, -1, seeds,
-                  &side_v[0], &deg_v[0],
-                  <const int16_t *>cnp.PyArray_DATA(exit_u), <const uint8_t *>cnp.PyArray_DATA(exit_rem),
-                  <const int32_t *>cnp.PyArray_DATA(same), <const int64_t *>cnp.PyArray_DATA(rev_off),
-                  <const int32_t *>cnp.PyArray_DATA(rev), <const int64_t *>cnp.PyArray_DATA(bucket_off),
-                  <const int64_t *>cnp.PyArray_DATA(bucket), <uint8_t *>cnp.PyArray_DATA(joined_p),
-                  <int16_t *>cnp.PyArray_DATA(value), <uint8_t *>cnp.PyArray_DATA(dist),
-                  <uint8_t *>cnp.PyArray_DATA(counter), <uint8_t *>cnp.PyArray_DATA(acc),
-                  <uint8_t *>cnp.PyArray_DATA(tent))
-    ok2 = attract(n, width, 1, -seeds, infinite_value - 1, 1, seeds,
-                  &side_v[0], &deg_v[0],
-                  <const int16_t *>cnp.PyArray_DATA(exit_u), <const uint8_t *>cnp.PyArray_DATA(exit_rem),
-                  <const int32_t *>cnp.PyArray_DATA(same), <const int64_t *>cnp.PyArray_DATA(rev_off),
-                  <const int32_t *>cnp.PyArray_DATA(rev), <const int64_t *>cnp.PyArray_DATA(bucket_off),
-                  <const int64_t *>cnp.PyArray_DATA(bucket), <uint8_t *>cnp.PyArray_DATA(joined_q),
-                  <int16_t *>cnp.PyArray_DATA(value), <uint8_t *>cnp.PyArray_DATA(dist),
-                  <uint8_t *>cnp.PyArray_DATA(counter), <uint8_t *>cnp.PyArray_DATA(acc),
-                  <uint8_t *>cnp.PyArray_DATA(tent))
+    cdef Graph graph_c
+    graph_c.n, graph_c.width, graph_c.bound = n, width, seeds
+    graph_c.side_of = &side_v[0]
+    graph_c.deg = &deg_v[0]
+    graph_c.exit_u = <const int16_t *>cnp.PyArray_DATA(exit_u)
+    graph_c.exit_rem = <const uint8_t *>cnp.PyArray_DATA(exit_rem)
+    graph_c.rev_off = <const int64_t *>cnp.PyArray_DATA(rev_off)
+    graph_c.rev = <const int32_t *>cnp.PyArray_DATA(rev)
+    graph_c.bucket_off = <const int64_t *>cnp.PyArray_DATA(bucket_off)
+    graph_c.bucket = <const int64_t *>cnp.PyArray_DATA(bucket)
+    graph_c.value = <int16_t *>cnp.PyArray_DATA(value)
+    graph_c.dist = <uint8_t *>cnp.PyArray_DATA(dist)
+    graph_c.counter = <uint8_t *>cnp.PyArray_DATA(counter)
+    graph_c.acc = <uint8_t *>cnp.PyArray_DATA(acc)
+    graph_c.tent = <uint8_t *>cnp.PyArray_DATA(tent)
+    cdef int ok1 = attract(&graph_c, 0, seeds, infinite_value + 1, -1, <uint8_t *>cnp.PyArray_DATA(joined_p))
+    cdef int ok2 = attract(&graph_c, 1, -seeds, infinite_value - 1, 1, <uint8_t *>cnp.PyArray_DATA(joined_q))
     if ok1 < 0 or ok2 < 0:
         raise MemoryError("out of memory in the attractor queue")
     if np.any(joined_p & joined_q):

@@ -73,8 +73,8 @@ def _open_sqlitedict(path: str, flag: str) -> SqliteDict:
     if os.path.exists(path):
         _check_sqlite_file(path)
     try:
-        db = SqliteDict(path, tablename=TABLE_NAME, flag=flag, autocommit=False,
-                        encode=encode_value, decode=decode_value)
+        db = SqliteDict(path, encode=encode_value, decode=decode_value,  # never pickle
+                        tablename=TABLE_NAME, flag=flag, autocommit=False)
         "meta" in db  # noqa: B015 - touches the file, so a non-SQLite file fails here
         return db
     except sqlite3.DatabaseError as exc:
