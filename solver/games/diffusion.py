@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 from ..contract import Game
 from ..errors import BadParameters, BadPosition
+from .notation import check_side, parse_pit_move, split_fields
 
 MAX_STONES_PER_PIT = 5
 MAX_COLS = 8          # the kernel's limit (a half of the board is coded in base 6 in 32 bits)
@@ -133,30 +134,16 @@ class Diffusion(Game):
         return self.pit_names[move]
 
     def parse_move(self, position: Position, text: str) -> int:
-        from ..errors import BadMove
-        name = text.strip().upper()
-        if name not in self.pit_names:
-            raise BadMove(f"{text!r} names no pit; pits are {' '.join(sorted(self.pit_names))}")
-        pit = self.pit_names.index(name)
-        if pit not in self.legal_moves(position):
-            raise BadMove(f"{name} is not a legal move in {self.format_position(position)}")
-        return pit
+        return parse_pit_move(self, position, text.strip().upper(), text)
 
     def format_position(self, position: Position) -> str:
         b = "".join(str(x) for x in position.board)
         return f"{b[:self.cols]}/{b[self.cols:]} {position.side}"
 
     def parse_position(self, text: str) -> Position:
-        if not isinstance(text, str):
-            raise BadPosition(f"a position must be text, not {type(text).__name__}")
-        fields = text.split()
-        shape = f"'<{self.cols} digits>/<{self.cols} digits> A|B'"
-        if len(fields) != 2:
-            raise BadPosition(f"position {text!r} must be {shape}: board and side to move "
-                              f"separated by a space")
-        rows, side = fields
-        if side not in ("A", "B"):
-            raise BadPosition(f"position {text!r}: side to move must be A or B, not {side!r}")
+        rows, side = split_fields(text, 2, f"'<{self.cols} digits>/<{self.cols} digits> A|B': board "
+                                           f"and side to move separated by a space")
+        check_side(text, side, ("A", "B"))
         parts = rows.split("/")
         if len(parts) != 2:
             raise BadPosition(f"position {text!r} must have two rows separated by '/'")

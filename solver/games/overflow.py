@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from ..contract import Game
 from ..errors import BadMove, BadParameters, BadPosition
+from .notation import check_side, format_grid, parse_grid, split_fields
 
 # (file step, rank step): E, NE, N, NW, W, SW, S, SE
 DIRECTIONS = [(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]
@@ -173,35 +174,16 @@ class Overflow(Game):
 
     def format_position(self, position: Position) -> str:
         ranks = [position.heights[k * self.cols:(k + 1) * self.cols] for k in reversed(range(self.rows))]
-        if max(position.heights) < 10:
-            text = "/".join("".join(str(h) for h in rank) for rank in ranks)
-        else:
-            text = "/".join(",".join(str(h) for h in rank) for rank in ranks)
+        text = format_grid(ranks)
         return f"{text} {position.side}"
 
     def parse_position(self, text: str) -> Position:
-        if not isinstance(text, str):
-            raise BadPosition(f"a position must be text, not {type(text).__name__}")
-        fields = text.split()
-        if len(fields) != 2:
-            raise BadPosition(f"position {text!r} must be the ranks (top first, '/' between) and "
-                              f"the side to move, L or D, separated by a space")
-        board, side = fields
-        if side not in ("L", "D"):
-            raise BadPosition(f"position {text!r}: side to move must be L or D, not {side!r}")
-        ranks = board.split("/")
-        if len(ranks) != self.rows:
-            raise BadPosition(f"position {text!r} has {len(ranks)} ranks, this board has {self.rows}")
-        heights: list[int] = []
-        for rank in reversed(ranks):
-            cells = rank.split(",") if "," in board else list(rank)
-            if len(cells) != self.cols:
-                raise BadPosition(f"position {text!r}: rank {rank!r} has {len(cells)} cells, this "
-                                  f"board has {self.cols}")
-            for cell in cells:
-                if not (cell.isascii() and cell.isdigit()) or len(cell) > 3:
-                    raise BadPosition(f"position {text!r}: {cell!r} is not a stack height")
-                heights.append(int(cell))
+        board, side = split_fields(text, 2, "the ranks (top first, '/' between) and the side to "
+                                            "move, L or D, separated by a space")
+        check_side(text, side, ("L", "D"))
+        names = [f"rank {k + 1}" for k in reversed(range(self.rows))]
+        ranks = parse_grid(text, board, self.rows, self.cols, names, "stack height")
+        heights = [h for rank in reversed(ranks) for h in rank]
         total = sum(heights)
         if total > self.ncells:
             raise BadPosition(f"position {text!r} holds {total} discs, more than the {self.ncells} "

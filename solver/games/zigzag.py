@@ -7,12 +7,12 @@ the kernel (cext/zigzag.pyx) must agree with it move for move.
 """
 from __future__ import annotations
 
-import re
 import string
 from typing import NamedTuple
 
 from ..contract import Game
 from ..errors import BadMove, BadParameters, BadPosition
+from .notation import check_side, format_grid, parse_grid, parse_pit_move, split_fields
 
 MAX_COLS = 8
 MAX_STONES = 9
@@ -179,46 +179,19 @@ class ZigZag(Game):
         return self.pit_names[move]
 
     def parse_move(self, position: Position, text: str) -> int:
-        name = text.strip()
-        if name not in self.pit_names:
-            raise BadMove(f"{text!r} names no pit; pits are {' '.join(self.pit_names)}")
-        pit = self.pit_names.index(name)
-        if pit not in self.legal_moves(position):
-            raise BadMove(f"{name} is not a legal move in {self.format_position(position)}")
-        return pit
+        return parse_pit_move(self, position, text.strip(), text)
 
     def format_position(self, position: Position) -> str:
-        rows = [position.board[:self.cols], position.board[self.cols:]]
-        if max(position.board) < 10:
-            text = "/".join("".join(str(x) for x in row) for row in rows)
-        else:
-            text = "/".join(",".join(str(x) for x in row) for row in rows)
+        text = format_grid([position.board[:self.cols], position.board[self.cols:]])
         ko = "-" if position.ko is None else self.pit_names[position.ko]
         return f"{text} {position.side} {ko} {position.last or '-'}"
 
     def parse_position(self, text: str) -> Position:
-        if not isinstance(text, str):
-            raise BadPosition(f"a position must be text, not {type(text).__name__}")
-        fields = text.split()
-        if len(fields) != 4:
-            raise BadPosition(f"position {text!r} must be '<top row>/<bottom row> <side P|p> "
-                              f"<ko pit or -> <last capturer P|p|->'")
-        rows, side, ko, last = fields
-        if side not in ("P", "p"):
-            raise BadPosition(f"position {text!r}: side to move must be P or p, not {side!r}")
-        parts = rows.split("/")
-        if len(parts) != 2:
-            raise BadPosition(f"position {text!r} must have two rows separated by '/'")
-        board = []
-        for name, row in zip(("top", "bottom"), parts):
-            cells = row.split(",") if "," in rows else list(row)
-            if len(cells) != self.cols:
-                raise BadPosition(f"position {text!r}: the {name} row has {len(cells)} pits, this "
-                                  f"board has {self.cols}")
-            for cell in cells:
-                if not re.fullmatch(r"[0-9]{1,3}", cell):
-                    raise BadPosition(f"position {text!r}: {cell!r} is not a seed count")
-                board.append(int(cell))
+        rows, side, ko, last = split_fields(
+            text, 4, "'<top row>/<bottom row> <side P|p> <ko pit or -> <last capturer P|p|->'")
+        check_side(text, side, ("P", "p"))
+        grid = parse_grid(text, rows, 2, self.cols, ("top row", "bottom row"), "seed count")
+        board = grid[0] + grid[1]
         if sum(board) > self.total:
             raise BadPosition(f"position {text!r} holds {sum(board)} seeds, more than the "
                               f"{self.total} of the start")

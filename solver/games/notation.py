@@ -1,0 +1,61 @@
+"""Position and move text shared by the games: grids of counts and moves named by a pit."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..errors import BadMove, BadPosition
+
+
+def format_grid(rows: Sequence[Sequence[int]]) -> str:
+    """Rows joined by '/': one digit per count while every count is below 10, else commas."""
+    if all(x < 10 for row in rows for x in row):
+        return "/".join("".join(str(x) for x in row) for row in rows)
+    return "/".join(",".join(str(x) for x in row) for row in rows)
+
+
+def parse_grid(text: str, grid: str, nrows: int, ncols: int, row_names: Sequence[str],
+               unit: str) -> list[list[int]]:
+    """The rows of `grid` (a field of the position `text`) as counts; BadPosition naming the
+    problem.  Digits per count, or commas between counts in every row."""
+    rows = grid.split("/")
+    if len(rows) != nrows:
+        raise BadPosition(f"position {text!r} has {len(rows)} rows separated by '/', this board "
+                          f"has {nrows}")
+    result = []
+    for name, row in zip(row_names, rows):
+        cells = row.split(",") if "," in grid else list(row)
+        if len(cells) != ncols:
+            raise BadPosition(f"position {text!r}: the {name} has {len(cells)} cells, this board "
+                              f"has {ncols}")
+        for cell in cells:
+            if not re.fullmatch(r"[0-9]{1,3}", cell):
+                raise BadPosition(f"position {text!r}: {cell!r} is not a {unit}")
+        result.append([int(cell) for cell in cells])
+    return result
+
+
+def parse_pit_move(game, position, name: str, text: str) -> int:
+    """The legal move that lifts the pit called `name` (as the game spells pit names)."""
+    if name not in game.pit_names:
+        raise BadMove(f"{text!r} names no pit; pits are {' '.join(sorted(game.pit_names))}")
+    pit = game.pit_names.index(name)
+    if pit not in game.legal_moves(position):
+        raise BadMove(f"{name} is not a legal move in {game.format_position(position)}")
+    return pit
+
+
+def split_fields(text, count: int, shape: str) -> list[str]:
+    """The space-separated fields of position text, `count` of them, or BadPosition."""
+    if not isinstance(text, str):
+        raise BadPosition(f"a position must be text, not {type(text).__name__}")
+    fields = text.split()
+    if len(fields) != count:
+        raise BadPosition(f"position {text!r} must be {shape}")
+    return fields
+
+
+def check_side(text: str, side: str, sides: Sequence[str]) -> str:
+    if side not in sides:
+        raise BadPosition(f"position {text!r}: side to move must be {' or '.join(sides)}, not {side!r}")
+    return side
