@@ -24,7 +24,8 @@ from libc.string cimport memcpy
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport GameKernel, REC_LOSS, REC_MAKE, REC_WIN, SOWSOLVE_KERNEL_CAPSULE
+from kernel_api cimport (GameKernel, REC_LOSS, REC_MAKE, REC_WIN, SOWSOLVE_KERNEL_CAPSULE, SignalPoll,
+                         poll_signals, raise_pending)
 
 cnp.import_array()
 
@@ -190,10 +191,10 @@ cdef int expand(const void *ctx, int tier, int64_t index, int *child_tier,
 
 
 cdef void perft_rec(const DiffCtx *c, const uint8_t *board, int depth, int ply,
-                    int64_t *counts) noexcept nogil:
+                    int64_t *counts, SignalPoll *poll) noexcept nogil:
     cdef uint8_t child[MAX_PITS]
     cdef int p
-    if final_outcome(c, board):
+    if final_outcome(c, board) or poll_signals(poll):
         return
     for p in range(c.npits):
         if board[p] == 0:
@@ -201,7 +202,9 @@ cdef void perft_rec(const DiffCtx *c, const uint8_t *board, int depth, int ply,
         play_move(c, board, p, child)
         counts[ply] += 1
         if ply + 1 < depth:
-            perft_rec(c, child, depth, ply + 1, counts)
+            perft_rec(c, child, depth, ply + 1, counts, poll)
+            if poll.pending:
+                return
 
 
 def _counts_of_half(object m):
@@ -403,6 +406,11 @@ cdef class DiffusionKernel:
             raise ValueError(f"perft depth must be at least 1, not {depth}")
         counts = np.zeros(depth, dtype=np.int64)
         cdef int64_t[::1] cv = counts
+        cdef SignalPoll poll
+        poll.calls = 0
+        poll.pending = 0
         with nogil:
-            perft_rec(&self.ctx, b, depth, 0, &cv[0])
+            perft_rec(&self.ctx, b, depth, 0, &cv[0], &poll)
+        if poll.pending:
+            raise_pending()
         return [int(x) for x in counts]

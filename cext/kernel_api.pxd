@@ -33,3 +33,51 @@ cdef extern from "sowsolve_kernel.h" nogil:
 
     uint16_t rec_load(const uint16_t *p)
     void rec_store(uint16_t *p, uint16_t v)
+    bint rec_claim(uint16_t *p, uint16_t v)
+
+    int CONTROL_WORDS
+    int CONTROL_FLUSH
+    ctypedef struct Control:
+        int64_t stop
+        int64_t done
+
+    bint ctl_stopped(const Control *c)
+    void ctl_add(Control *c, int64_t n)
+    void ctl_set(Control *c, int64_t n)
+
+
+cdef inline Control *control_of(int64_t[::1] words, Control *spare) except NULL:
+    """The Control in `words` (16 int64 from solver/kernels.py), or `spare` zeroed when None."""
+    if words is None:
+        spare.stop = 0
+        spare.done = 0
+        return spare
+    if words.shape[0] < CONTROL_WORDS:
+        raise ValueError(f"a control block has {CONTROL_WORDS} int64 words, not {words.shape[0]}")
+    return <Control *>&words[0]
+
+
+cdef extern from "Python.h":
+    # declared without an exception value: the exception stays set for raise_pending
+    int check_signals "PyErr_CheckSignals" () noexcept
+
+
+# Kernels that run in the caller's thread (perft) look at Python's pending signals every 16384
+# calls, briefly taking the GIL: Ctrl-C sets KeyboardInterrupt there, and the kernel unwinds.
+cdef struct SignalPoll:
+    int64_t calls
+    int pending          # 1 once a signal handler raised; its exception is set
+
+
+cdef inline bint poll_signals(SignalPoll *p) noexcept nogil:
+    p.calls += 1
+    if (p.calls & 0x3FFF) == 0 and not p.pending:
+        with gil:
+            if check_signals() < 0:
+                p.pending = 1
+    return p.pending
+
+
+cdef inline int raise_pending() except -1:
+    """Hand on the exception that poll_signals left set."""
+    return -1

@@ -14,7 +14,8 @@ from libc.string cimport memcpy, memset
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport GameKernel, REC_LOSS, REC_MAKE, REC_WIN, SOWSOLVE_KERNEL_CAPSULE
+from kernel_api cimport (GameKernel, REC_LOSS, REC_MAKE, REC_WIN, SOWSOLVE_KERNEL_CAPSULE, SignalPoll,
+                         poll_signals, raise_pending)
 
 cnp.import_array()
 
@@ -229,19 +230,22 @@ cdef int expand_key(const void *ctx, uint64_t key, uint64_t *child_key,
     return n
 
 
-cdef void perft_rec(const OvCtx *c, const uint8_t *h, int depth, int ply, int64_t *counts) noexcept nogil:
+cdef void perft_rec(const OvCtx *c, const uint8_t *h, int depth, int ply, int64_t *counts,
+                    SignalPoll *poll) noexcept nogil:
     cdef Move moves[MAX_MOVES]
     cdef uint8_t child[MAXC]
     cdef uint64_t occ = occupancy(c, h)
     cdef int n, i
-    if final_outcome(c, occ, 0):
+    if final_outcome(c, occ, 0) or poll_signals(poll):
         return
     n = gen_moves(c, h, occ, moves)
     counts[ply] += n
     if ply + 1 < depth:
         for i in range(n):
             apply_move(c, h, moves[i], child)
-            perft_rec(c, child, depth, ply + 1, counts)
+            perft_rec(c, child, depth, ply + 1, counts, poll)
+            if poll.pending:
+                return
 
 
 def _symmetries(int rows, int cols):
@@ -364,8 +368,13 @@ cdef class OverflowKernel:
             raise ValueError(f"perft depth must be at least 1, not {depth}")
         counts = np.zeros(depth, dtype=np.int64)
         cdef int64_t[::1] cv = counts
+        cdef SignalPoll poll
+        poll.calls = 0
+        poll.pending = 0
         with nogil:
-            perft_rec(&self.ctx, h, depth, 0, &cv[0])
+            perft_rec(&self.ctx, h, depth, 0, &cv[0], &poll)
+        if poll.pending:
+            raise_pending()
         return [int(x) for x in counts]
 
     def _need_keys(self):

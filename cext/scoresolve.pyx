@@ -10,9 +10,12 @@ the least t < endless value at which p can force an exit worth at most t (p's at
 the endless value itself.  The attractors are built once per side, threshold by threshold from
 the most extreme value inwards, so each edge is handled a bounded number of times.
 
-Remoteness: the forcing side hurries and the other delays (the attractors are filled in Dijkstra
-order of plies to the exit plus the plies after it).  A position whose value comes from endless
-play stores REM_INFINITE; a position from which no exit can be reached at all is final (0).
+Remoteness: the forcing side hurries and the other delays, among the moves that keep the value
+(the attractors are filled in Dijkstra order of plies to the exit plus the plies after it; a
+position of the side that does not force counts only its moves worth exactly its threshold).  A
+position from which no capture can be reached at all is final (0).  A position worth exactly
+the value of endless play is scored like endless play: it stores REM_INFINITE unless every
+move that keeps its value ends, and then the slowest (delay_to_the_end).
 Records: margin + 128 in the low byte (0 is "unsolved"), remoteness in the high byte.
 """
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t
@@ -20,6 +23,8 @@ from libc.stdlib cimport free, realloc
 
 import numpy as np
 cimport numpy as cnp
+
+from kernel_api cimport CONTROL_FLUSH, Control, control_of, ctl_add, ctl_stopped
 
 cnp.import_array()
 
@@ -100,43 +105,53 @@ cdef struct Graph:
     const uint8_t *exit_rem
     const int64_t *rev_off
     const int32_t *rev
+    const int32_t *same            # same-tier child of each move slot (-1 none, -2 an exit)
     const int64_t *bucket_off      # exits by value for P, from -bound to +bound
     const int64_t *bucket
     int16_t *value                 # results, shared by both sweeps (they never meet)
     uint8_t *dist
     uint8_t *counter               # scratch
     uint8_t *acc
+    int16_t *acc_at                # the threshold at which acc was last raised
     uint8_t *tent
 
 
-cdef inline int offer(Heap *heap, int64_t node, int d, int forcing, const uint8_t *side_of,
-                      uint8_t *counter, uint8_t *acc, uint8_t *tent) noexcept nogil:
-    """A successor of `node` worth the threshold, `d` plies from the end: the forcing side takes
-    the quickest such move; the other side joins once every move is such, at its slowest."""
+cdef inline int offer(Heap *heap, int64_t node, int d, int forcing, int t, const uint8_t *side_of,
+                      uint8_t *counter, uint8_t *acc, int16_t *acc_at, uint8_t *tent) noexcept nogil:
+    """A successor of `node` worth the threshold t, `d` plies from the end: the forcing side
+    takes the quickest such move; the other side joins once every move is worth t or more to
+    the forcing side, and then delays among the moves worth exactly t (its best ones): moves
+    that joined at an earlier, more extreme threshold are worse for it and do not count."""
     if side_of[node] == forcing:
         if tent[node] == REM_INFINITE or d < tent[node]:
             tent[node] = d
             return heap_push(heap, d, node)
         return 0
     counter[node] -= 1
-    if d > acc[node]:
+    if acc_at[node] != t:
+        acc_at[node] = t
+        acc[node] = d
+    elif d > acc[node]:
         acc[node] = d
     if counter[node] == 0:
         return heap_push(heap, acc[node], node)
     return 0
 
 
-cdef int attract(const Graph *g, int forcing, int lo, int hi, int step, uint8_t *joined) noexcept nogil:
+cdef int attract(const Graph *g, int forcing, int lo, int hi, int step, uint8_t *joined,
+                 Control *ctl) noexcept nogil:
     """Thresholds t = lo, lo+step, ..., hi: positions from which `forcing` (0 = P, 1 = p) can
     force an exit worth t or better for it join with value t; remoteness: the forcing side
-    hurries, the other delays (Dijkstra order over the attractor)."""
+    hurries, the other delays (Dijkstra order over the attractor).  -1: out of memory; -2:
+    stopped through `ctl` (which counts the positions that joined)."""
     cdef Heap heap
     cdef HeapItem item
-    cdef int64_t e, i, y, k, t_index
+    cdef int64_t e, i, y, k, t_index, joins = 0
     cdef int t, d
     cdef const uint8_t *side_of = g.side_of
     cdef uint8_t *counter = g.counter
     cdef uint8_t *acc = g.acc
+    cdef int16_t *acc_at = g.acc_at
     cdef uint8_t *tent = g.tent
     heap.items = NULL
     heap.size = 0
@@ -144,6 +159,7 @@ cdef int attract(const Graph *g, int forcing, int lo, int hi, int step, uint8_t 
     for i in range(g.n):
         counter[i] = g.deg[i]
         acc[i] = 0
+        acc_at[i] = -32768
         tent[i] = REM_INFINITE
     t = lo
     while (step > 0 and t <= hi) or (step < 0 and t >= hi):
@@ -153,7 +169,7 @@ cdef int attract(const Graph *g, int forcing, int lo, int hi, int step, uint8_t 
             i = e // g.width
             if joined[i]:
                 continue
-            if offer(&heap, i, longer(g.exit_rem[e]), forcing, side_of, counter, acc, tent) < 0:
+            if offer(&heap, i, longer(g.exit_rem[e]), forcing, t, side_of, counter, acc, acc_at, tent) < 0:
                 free(heap.items)
                 return -1
         while heap.size > 0:
@@ -164,22 +180,113 @@ cdef int attract(const Graph *g, int forcing, int lo, int hi, int step, uint8_t 
             joined[i] = 1
             g.value[i] = t
             g.dist[i] = item.dist
+            joins += 1
+            if joins == CONTROL_FLUSH:
+                ctl_add(ctl, joins)
+                joins = 0
+                if ctl_stopped(ctl):
+                    free(heap.items)
+                    return -2
             for k in range(g.rev_off[i], g.rev_off[i + 1]):
                 y = g.rev[k]
                 if joined[y]:
                     continue
-                if offer(&heap, y, longer(item.dist), forcing, side_of, counter, acc, tent) < 0:
+                if offer(&heap, y, longer(item.dist), forcing, t, side_of, counter, acc, acc_at, tent) < 0:
                     free(heap.items)
                     return -1
         t += step
     free(heap.items)
+    ctl_add(ctl, joins)
     return 0
 
 
 
 
-def solve_graph(dict graph):
-    """Records (uint16) of a tier from its move graph; also (final positions, endless ones)."""
+cdef int delay_to_the_end(const Graph *g, int endless_value, const uint8_t *decided,
+                          const uint8_t *reach, uint8_t *settled, Control *ctl) noexcept nogil:
+    """Remoteness of the positions worth exactly the value of endless play (neither attractor
+    took them).  Ending changes nothing for either side there, and the rules score endless play
+    like the end, so play goes on while it can: a position ends only if every move keeping that
+    value ends, and then as late as the slowest of them (remoteness: the largest, plus one).
+    Final positions (no capture reachable) are 0 plies from the end; an exit worth that value
+    is its own remoteness plus one.  Positions with a value-keeping move that never ends keep
+    dist 'no end'.  Like the non-forcing side of an attractor: counters and Dijkstra order."""
+    cdef Heap heap
+    cdef HeapItem item
+    cdef int64_t i, e, j, k, y, t_index, settles = 0
+    cdef int d
+    cdef uint8_t *counter = g.counter
+    cdef uint8_t *acc = g.acc
+    heap.items = NULL
+    heap.size = 0
+    heap.capacity = 0
+    for i in range(g.n):
+        settled[i] = 0
+        counter[i] = 0
+        acc[i] = 0
+        if decided[i]:
+            continue
+        if not reach[i]:
+            if heap_push(&heap, 0, i) < 0:
+                free(heap.items)
+                return -1
+            continue
+        for j in range(g.deg[i]):
+            e = i * g.width + j
+            y = g.same[e]
+            if (y >= 0 and not decided[y]) or (y == -2 and g.exit_u[e] == endless_value):
+                counter[i] += 1
+    t_index = endless_value + g.bound
+    for k in range(g.bucket_off[t_index], g.bucket_off[t_index + 1]):
+        e = g.bucket[k]
+        i = e // g.width
+        d = longer(g.exit_rem[e])
+        if decided[i] or not reach[i] or d >= REM_INFINITE:
+            continue            # an exit that never ends keeps its position from ending
+        if d > acc[i]:
+            acc[i] = d
+        counter[i] -= 1
+        if counter[i] == 0 and heap_push(&heap, acc[i], i) < 0:
+            free(heap.items)
+            return -1
+    while heap.size > 0:
+        item = heap_pop(&heap)
+        i = item.node
+        if settled[i]:
+            continue
+        settled[i] = 1
+        g.dist[i] = item.dist
+        settles += 1
+        if settles == CONTROL_FLUSH:
+            ctl_add(ctl, settles)
+            settles = 0
+            if ctl_stopped(ctl):
+                free(heap.items)
+                return -2
+        d = longer(item.dist)
+        if d >= REM_INFINITE:
+            continue
+        for k in range(g.rev_off[i], g.rev_off[i + 1]):
+            y = g.rev[k]
+            if settled[y] or decided[y] or not reach[y]:
+                continue
+            if d > acc[y]:
+                acc[y] = d
+            counter[y] -= 1
+            if counter[y] == 0 and heap_push(&heap, acc[y], y) < 0:
+                free(heap.items)
+                return -1
+    free(heap.items)
+    ctl_add(ctl, settles)
+    return 0
+
+
+def solve_graph(dict graph, int64_t[::1] control=None):
+    """Records (uint16) of a tier from its move graph; also (final positions, endless ones).
+    With a `control` (solver/kernels.py): stops when asked (KeyboardInterrupt) and counts the
+    positions the sweeps settle."""
+    cdef Control spare
+    cdef Control *ctl = control_of(control, &spare)
     side_of = np.ascontiguousarray(graph["side"], dtype=np.uint8)
     deg = np.ascontiguousarray(graph["moves"], dtype=np.uint8)
     same = np.ascontiguousarray(graph["same"], dtype=np.int32)
@@ -235,6 +342,7 @@ def solve_graph(dict graph):
     dist = np.zeros(n, dtype=np.uint8)
     counter = np.empty(n, dtype=np.uint8)
     acc = np.empty(n, dtype=np.uint8)
+    acc_at = np.empty(n, dtype=np.int16)
     tent = np.empty(n, dtype=np.uint8)
     cdef Graph graph_c
     graph_c.n, graph_c.width, graph_c.bound = n, width, seeds
@@ -244,24 +352,43 @@ def solve_graph(dict graph):
     graph_c.exit_rem = <const uint8_t *>cnp.PyArray_DATA(exit_rem)
     graph_c.rev_off = <const int64_t *>cnp.PyArray_DATA(rev_off)
     graph_c.rev = <const int32_t *>cnp.PyArray_DATA(rev)
+    graph_c.same = <const int32_t *>cnp.PyArray_DATA(same)
     graph_c.bucket_off = <const int64_t *>cnp.PyArray_DATA(bucket_off)
     graph_c.bucket = <const int64_t *>cnp.PyArray_DATA(bucket)
     graph_c.value = <int16_t *>cnp.PyArray_DATA(value)
     graph_c.dist = <uint8_t *>cnp.PyArray_DATA(dist)
     graph_c.counter = <uint8_t *>cnp.PyArray_DATA(counter)
     graph_c.acc = <uint8_t *>cnp.PyArray_DATA(acc)
+    graph_c.acc_at = <int16_t *>cnp.PyArray_DATA(acc_at)
     graph_c.tent = <uint8_t *>cnp.PyArray_DATA(tent)
-    cdef int ok1 = attract(&graph_c, 0, seeds, infinite_value + 1, -1, <uint8_t *>cnp.PyArray_DATA(joined_p))
-    cdef int ok2 = attract(&graph_c, 1, -seeds, infinite_value - 1, 1, <uint8_t *>cnp.PyArray_DATA(joined_q))
+    cdef uint8_t *joined_p_c = <uint8_t *>cnp.PyArray_DATA(joined_p)
+    cdef uint8_t *joined_q_c = <uint8_t *>cnp.PyArray_DATA(joined_q)
+    cdef int ok1, ok2 = 0
+    with nogil:
+        ok1 = attract(&graph_c, 0, seeds, infinite_value + 1, -1, joined_p_c, ctl)
+        if ok1 == 0:
+            ok2 = attract(&graph_c, 1, -seeds, infinite_value - 1, 1, joined_q_c, ctl)
+    if ok1 == -2 or ok2 == -2:
+        raise KeyboardInterrupt
     if ok1 < 0 or ok2 < 0:
         raise MemoryError("out of memory in the attractor queue")
     if np.any(joined_p & joined_q):
         raise RuntimeError("a position is forced both above and below the value of endless play")
-    decided = (joined_p | joined_q).astype(bool)
-    if np.any(decided & (dist == REM_INFINITE - 1)):
+    decided_u8 = (joined_p | joined_q).astype(np.uint8)
+    settled = np.zeros(n, dtype=np.uint8)
+    cdef const uint8_t *decided_c = <const uint8_t *>cnp.PyArray_DATA(decided_u8)
+    cdef uint8_t *settled_c = <uint8_t *>cnp.PyArray_DATA(settled)
+    with nogil:
+        ok1 = delay_to_the_end(&graph_c, infinite_value, decided_c, &reach_v[0], settled_c, ctl)
+    if ok1 == -2:
+        raise KeyboardInterrupt
+    if ok1 < 0:
+        raise MemoryError("out of memory in the attractor queue")
+    decided = decided_u8.astype(bool)
+    if np.any((decided | settled.astype(bool)) & (dist == REM_INFINITE - 1)):
         raise RuntimeError("a remoteness reached 254 plies, the most a score record holds")
     u = np.where(decided, value, infinite_value).astype(np.int64)
-    rem = np.where(decided, dist, np.where(reach.astype(bool), REM_INFINITE, 0)).astype(np.uint16)
+    rem = np.where(decided | settled.astype(bool), dist, REM_INFINITE).astype(np.uint16)
     margin = np.where(side_of == 0, u, -u)
     records = ((rem << 8) | (margin + 128)).astype(np.uint16)
     finals = int(np.count_nonzero(~reach.astype(bool)))

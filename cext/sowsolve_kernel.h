@@ -65,9 +65,34 @@ typedef struct GameKernel {
     int (*expand_key)(const void *ctx, uint64_t key, uint64_t *child_key, uint16_t *final_record);
 } GameKernel;
 
+/* What a long kernel call shares with the thread that drives it: the driver sets `stop` (on
+ * Ctrl-C) and the kernel polls it every few thousand positions, returning early; the kernel adds
+ * the positions it finishes to `done`, which the driver reads for progress.  The two words lie
+ * on separate cache lines, so progress updates do not slow the polling of `stop`.  Python hands
+ * it over as 16 int64 words (solver/kernels.py, Control). */
+typedef struct Control {
+    int64_t stop;
+    int64_t pad1[7];
+    int64_t done;
+    int64_t pad2[7];
+} Control;
+
+#define CONTROL_WORDS 16
+#define CONTROL_FLUSH 4096      /* positions a kernel thread counts before adding them to done */
+
+static inline int ctl_stopped(const Control *c) { return __atomic_load_n(&c->stop, __ATOMIC_RELAXED) != 0; }
+static inline void ctl_add(Control *c, int64_t n) { if (n) __atomic_fetch_add(&c->done, n, __ATOMIC_RELAXED); }
+static inline void ctl_set(Control *c, int64_t n) { __atomic_store_n(&c->done, n, __ATOMIC_RELAXED); }
+
 /* Relaxed atomic access to records shared between threads: two threads that solve the same
  * position write the same record, so a racing read sees either "unsolved" or the answer. */
 static inline uint16_t rec_load(const uint16_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 static inline void rec_store(uint16_t *p, uint16_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+/* Store a record where none is yet: 1 if this call stored it, 0 if another thread had already
+ * (with the same record), so each position is counted once however threads race. */
+static inline int rec_claim(uint16_t *p, uint16_t v) {
+    uint16_t expected = 0;
+    return __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
 
 #endif

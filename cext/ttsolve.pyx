@@ -14,8 +14,8 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport (Fold, GameKernel, SOWSOLVE_KERNEL_CAPSULE, fold_add, fold_fits,
-                         fold_result, fold_start)
+from kernel_api cimport (CONTROL_FLUSH, Control, Fold, GameKernel, SOWSOLVE_KERNEL_CAPSULE, control_of,
+                         ctl_add, ctl_set, ctl_stopped, fold_add, fold_fits, fold_result, fold_start)
 
 cnp.import_array()
 
@@ -28,6 +28,18 @@ cdef enum:
     ERR_MEMORY = 8
     ERR_REMOTENESS = 16
     ERR_STOPPED = 32
+
+
+
+class SearchLimit(RuntimeError):
+    """The search solved its limit of positions before it solved the root."""
+
+    def __init__(self, limit, solved):
+        super().__init__(f"the search reached its limit of {limit:,} positions before solving "
+                         f"its root ({solved:,} positions solved)")
+        self.limit = limit
+        self.solved = solved
+
 
 ERRORS = {
     ERR_KEY: "the game refused one of its own packed positions",
@@ -93,13 +105,16 @@ cdef struct Frame:
 
 cdef class TTSolver:
     """One search: run() fills the table (GIL released, so another thread can read progress
-    from `positions`); results() hands the table out as sorted numpy arrays."""
+    from `positions` or the Control); results() hands the table out as sorted numpy arrays.
+    The table never holds more than max_positions positions: a search that needs more stops
+    with SearchLimit."""
     cdef Table table
     cdef const GameKernel *game
     cdef object _capsule
     cdef readonly int64_t max_positions
-    cdef public bint stop
     cdef int error
+    cdef Control spare
+    cdef Control *ctl
 
     def __cinit__(self, capsule, int64_t max_positions=1 << 26):
         if not PyCapsule_IsValid(capsule, SOWSOLVE_KERNEL_CAPSULE):
@@ -109,8 +124,11 @@ cdef class TTSolver:
             raise ValueError("this game offers no packed positions to search over")
         if self.game.max_children > MAX_CHILDREN:
             raise ValueError(f"{self.game.max_children} children per position is more than {MAX_CHILDREN}")
+        if max_positions < 1:
+            raise ValueError(f"the position limit must be at least 1, not {max_positions}")
         self._capsule = capsule
         self.max_positions = max_positions
+        self.ctl = control_of(None, &self.spare)
         self.table.capacity = 1 << 16
         self.table.count = 0
         self.table.keys = <uint64_t *>calloc(self.table.capacity, sizeof(uint64_t))
@@ -131,18 +149,20 @@ cdef class TTSolver:
         return self.table.records[i] if self.table.keys[i] == key else 0
 
     cdef int put(self, uint64_t key, uint16_t record) noexcept nogil:
-        cdef int64_t i
+        cdef int64_t i = slot_of(&self.table, key)
         cdef int err
-        if 2 * (self.table.count + 1) > self.table.capacity:
+        if self.table.keys[i] == 0:
             if self.table.count >= self.max_positions:
                 return ERR_FULL
-            err = grow(&self.table)
-            if err:
-                return err
-        i = slot_of(&self.table, key)
-        if self.table.keys[i] == 0:
+            if 2 * (self.table.count + 1) > self.table.capacity:
+                err = grow(&self.table)
+                if err:
+                    return err
+                i = slot_of(&self.table, key)
             self.table.keys[i] = key
             self.table.count += 1
+            if (self.table.count & (CONTROL_FLUSH - 1)) == 0:
+                ctl_set(self.ctl, self.table.count)
         self.table.records[i] = record
         return 0
 
@@ -162,7 +182,7 @@ cdef class TTSolver:
         depth = 1
         err = 0
         while depth > 0 and not err:
-            if self.stop:
+            if ctl_stopped(self.ctl):
                 err = ERR_STOPPED
                 break
             f = &frames[depth - 1]
@@ -208,11 +228,24 @@ cdef class TTSolver:
         free(frames)
         return err
 
-    def run(self, uint64_t root):
-        """Solve every position reachable from `root` (a canonical packed position)."""
+    def run(self, uint64_t root, int64_t[::1] control=None):
+        """Solve every position reachable from `root` (a canonical packed position).
+
+        With a `control` (solver/kernels.py): stops when asked (KeyboardInterrupt) and keeps
+        its count of positions done equal to `positions`.  SearchLimit when the table is full."""
         cdef int err
-        with nogil:
-            err = self.search(root)
+        cdef Control *ctl = control_of(control, &self.spare)
+        self.ctl = ctl
+        try:
+            with nogil:
+                err = self.search(root)
+                ctl_set(ctl, self.table.count)
+        finally:
+            self.ctl = control_of(None, &self.spare)
+        if err & ERR_STOPPED:
+            raise KeyboardInterrupt
+        if err == ERR_FULL:
+            raise SearchLimit(self.max_positions, self.table.count)
         if err:
             raise RuntimeError("search failed: " + "; ".join(
                 text for bit, text in ERRORS.items() if err & bit) +
@@ -238,25 +271,40 @@ cdef class TTSolver:
         return keys[order], records[order]
 
 
-def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray check):
+def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray check,
+                int64_t[::1] control=None):
     """Recompute the records of the positions `check` from their children, looked up in the
-    sorted arrays (keys, records); returns (mismatches, children missing from the arrays)."""
+    sorted arrays (keys, records); returns (mismatches, children missing from the arrays).
+    With a `control`: stops when asked (KeyboardInterrupt) and counts the positions checked."""
     cdef const GameKernel *game
     if not PyCapsule_IsValid(capsule, SOWSOLVE_KERNEL_CAPSULE):
         raise TypeError("expected a game kernel capsule")
     game = <const GameKernel *>PyCapsule_GetPointer(capsule, SOWSOLVE_KERNEL_CAPSULE)
+    if keys.ndim != 1 or records.ndim != 1 or check.ndim != 1:
+        raise ValueError("keys, records and the positions to check must be one-dimensional arrays")
+    if keys.shape[0] != records.shape[0]:
+        raise ValueError(f"{keys.shape[0]} keys but {records.shape[0]} records")
+    if game.max_children > MAX_CHILDREN:
+        raise ValueError(f"{game.max_children} children per position is more than {MAX_CHILDREN}")
     cdef const uint64_t[::1] k = np.ascontiguousarray(keys, dtype=np.uint64)
     cdef const uint16_t[::1] r = np.ascontiguousarray(records, dtype=np.uint16)
     cdef const uint64_t[::1] todo = np.ascontiguousarray(check, dtype=np.uint64)
     cdef uint64_t child[MAX_CHILDREN]
     cdef int64_t i, lo, hi, mid, bad = 0, missing = 0, n_keys = k.shape[0], pos
-    cdef int n, c
+    cdef int n, c, stopped = 0
     cdef uint16_t final_record = 0, stored
     cdef Fold fold
+    cdef Control spare
+    cdef Control *ctl = control_of(control, &spare)
     if game.expand_key == NULL:
         raise ValueError("this game offers no packed positions")
     with nogil:
         for i in range(todo.shape[0]):
+            if (i & (CONTROL_FLUSH - 1)) == 0 and i:
+                ctl_add(ctl, CONTROL_FLUSH)
+                if ctl_stopped(ctl):
+                    stopped = 1
+                    break
             pos = _find(k, n_keys, todo[i])
             if pos < 0:
                 missing += 1
@@ -278,6 +326,10 @@ def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray chec
                 fold_add(&fold, r[pos])
             else:
                 bad += stored != fold_result(&fold)
+        if not stopped and todo.shape[0]:
+            ctl_add(ctl, todo.shape[0] - ((todo.shape[0] - 1) & ~(<int64_t>CONTROL_FLUSH - 1)))
+    if stopped:
+        raise KeyboardInterrupt
     return bad, missing
 
 

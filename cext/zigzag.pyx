@@ -11,6 +11,9 @@ from libc.string cimport memcmp, memcpy, memset
 import numpy as np
 cimport numpy as cnp
 
+from kernel_api cimport (CONTROL_FLUSH, Control, SignalPoll, control_of, ctl_add, ctl_stopped,
+                         poll_signals, raise_pending)
+
 cnp.import_array()
 
 cdef enum:
@@ -105,14 +108,19 @@ cdef int gen_turns(const ZzCtx *c, const uint8_t *board, int side, int ko, TurnR
 
 
 cdef void perft_rec(const ZzCtx *c, const uint8_t *board, int side, int ko, int depth, int ply,
-                    int64_t *counts) noexcept nogil:
+                    int64_t *counts, SignalPoll *poll) noexcept nogil:
     cdef TurnResult turns[MAXP]
     cdef int pits[MAXP]
-    cdef int n = gen_turns(c, board, side, ko, turns, pits), i
+    cdef int n, i
+    if poll_signals(poll):
+        return
+    n = gen_turns(c, board, side, ko, turns, pits)
     counts[ply] += n
     if ply + 1 < depth:
         for i in range(n):
-            perft_rec(c, turns[i].board, 1 - side, turns[i].ko, depth, ply + 1, counts)
+            perft_rec(c, turns[i].board, 1 - side, turns[i].ko, depth, ply + 1, counts, poll)
+            if poll.pending:
+                return
 
 
 cdef class ZigZagKernel:
@@ -164,8 +172,13 @@ cdef class ZigZagKernel:
         counts = np.zeros(depth, dtype=np.int64)
         cdef int64_t[::1] cv = counts
         cdef int k = NO_KO if ko is None else ko
+        cdef SignalPoll poll
+        poll.calls = 0
+        poll.pending = 0
         with nogil:
-            perft_rec(&self.ctx, b, side, k, depth, 0, &cv[0])
+            perft_rec(&self.ctx, b, side, k, depth, 0, &cv[0], &poll)
+        if poll.pending:
+            raise_pending()
         return [int(x) for x in counts]
 
 
@@ -255,28 +268,38 @@ def tier_size(int pits, int seeds):
     return int(ncomp[pits][seeds]) * 6
 
 
-def tier_graph(ZigZagKernel self, int seeds, int capturer, dict lower):
+def tier_graph(ZigZagKernel self, int seeds, int capturer, dict lower, int64_t[::1] control=None):
     """The move graph of tier (seeds, capturer) for the score solver: per position its side
     (0 = P), its moves, the same-tier child of each move (-1 none, -2 a capture), and for each
     capture its value for P and the remoteness after it, read from `lower`, which maps
-    (seeds, capturer) to the solved records of every tier a capture leads to."""
+    (seeds, capturer) to the solved records of every tier a capture leads to.
+
+    `control` (solver/kernels.py): the loop stops early when asked (KeyboardInterrupt) and
+    counts the positions it has handled."""
     cdef ZzCtx *c = &self.ctx
     cdef int width = c.cols, m = c.npits, nmoves, j, side, k, cside, cslot, infinite_value
-    cdef int64_t n = ncomp[m][seeds] * 6, i, r, edges = 0, captures = 0, finals = 0, endless = 0
+    cdef int64_t n, i, r, edges = 0, captures = 0, finals = 0, endless = 0
     cdef int64_t e, y, q_head, q_tail, idx
     cdef uint8_t board[MAXP]
     cdef TurnResult turns[MAXP]
     cdef int pits[MAXP]
     cdef const uint16_t *low[MAX_TOTAL + 1][3]
     cdef uint16_t rec
-    cdef int u_child, missing = 0
+    cdef int u_child, missing = 0, stopped = 0
+    cdef Control spare
+    cdef Control *ctl = control_of(control, &spare)
+    if not 0 <= seeds <= MAX_TOTAL or not 0 <= capturer <= 2:
+        raise ValueError(f"no tier ({seeds}, {capturer})")
+    n = ncomp[m][seeds] * 6
     for k in range(MAX_TOTAL + 1):
         low[k][0] = low[k][1] = low[k][2] = NULL
     keep = []
     for (s, cap), array in lower.items():
+        if not (0 <= s <= MAX_TOTAL and 0 <= cap <= 2):
+            raise ValueError(f"no tier ({str(s)[:20]}, {str(cap)[:20]}) among the lower tiers")
         array = np.ascontiguousarray(array, dtype=np.uint16)
-        if array.shape[0] != ncomp[m][s] * 6:
-            raise ValueError(f"tier ({s}, {cap}) has the wrong size")
+        if array.ndim != 1 or array.shape[0] != ncomp[m][s] * 6:
+            raise ValueError(f"tier ({s}, {cap}) holds {array.size} records, not {ncomp[m][s] * 6}")
         keep.append(array)
         low[s][cap] = <const uint16_t *>cnp.PyArray_DATA(array)
     side_of = np.empty(n, dtype=np.uint8)
@@ -291,6 +314,11 @@ def tier_graph(ZigZagKernel self, int seeds, int capturer, dict lower):
     infinite_value = 0 if capturer == 0 else (seeds if capturer == 1 else -seeds)
     with nogil:
         for i in range(n):
+            if (i & (CONTROL_FLUSH - 1)) == 0 and i:
+                ctl_add(ctl, CONTROL_FLUSH)
+                if ctl_stopped(ctl):
+                    stopped = 1
+                    break
             r = i
             k = r % 3
             r = r // 3
@@ -320,6 +348,10 @@ def tier_graph(ZigZagKernel self, int seeds, int capturer, dict lower):
                 u_child = record_margin(rec) if side == 1 else -record_margin(rec)   # child: other side
                 u_v[i * width + j] = (k if side == 0 else -k) + u_child
                 rem_v[i * width + j] = record_remoteness(rec)
+        if not stopped:
+            ctl_add(ctl, n - ((n - 1) & ~(<int64_t>CONTROL_FLUSH - 1)) if n else 0)
+    if stopped:
+        raise KeyboardInterrupt
     if missing:
         raise RuntimeError(f"tier ({seeds}, {capturer}): {missing} captures lead to unsolved tiers")
     return {"side": side_of, "moves": deg, "same": same, "width": width, "exit_value": exit_u,

@@ -1,33 +1,65 @@
-"""The `sowsolve` command suite (Typer): solve, query, export, info, perft, check."""
+"""The `sowsolve` command suite (Typer): solve, query, export, info, tables, perft, check."""
 from __future__ import annotations
 
 import json
 import os
 import sys
 import time
+import traceback
 from contextlib import contextmanager
 from enum import Enum
+from importlib import metadata
 from typing import Optional
 
 import typer
 from tqdm import tqdm
+from typer._click import exceptions as click_exceptions
+from typer.core import TyperGroup
 
 from ..solver.errors import BadMove, BadParameters, BadPosition
 from ..solver.games import GAMES, make_game
 from ..solver.retrograde import default_threads
 from ..solver.search import DEFAULT_MAX_POSITIONS, solve as solve_game
+from ..solver import estimate as estimates
 from ..tables.format import ForeignTable, TableError, TableMismatch, TableMissing
 from ..tables.store import TableWriter, open_table
 from ..solver import selfcheck
 from ..tables import analysis
-from . import render
+from ..tables.export import StdoutClosed, Terminated, export as export_table
+from . import locate, render
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  rich_markup_mode=None,
-                  help="Solve sowing games exactly and query their endgame tables.")
+class OneSentenceGroup(TyperGroup):
+    """Click's own usage errors (a missing argument, a word where a number belongs) as one
+    sentence on stderr like every other error, instead of usage, hint and error lines."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click_exceptions.NoArgsIsHelpError as exc:
+            exc.show()                       # `sowsolve` alone: the help, as click shows it
+            sys.exit(exc.exit_code)
+        except click_exceptions.ClickException as exc:
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see `{ctx.command_path} -h`)" if ctx is not None else ""
+            message = " ".join(exc.format_message().split())
+            typer.echo(f"sowsolve: {message}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("sowsolve: aborted", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+app = typer.Typer(cls=OneSentenceGroup, add_completion=True, no_args_is_help=True,
+                  pretty_exceptions_enable=False, rich_markup_mode=None,
+                  context_settings={"help_option_names": ["-h", "--help"]})
 
 USAGE_ERRORS = (BadParameters, BadPosition, BadMove, TableMissing, TableMismatch, ForeignTable)
 RUNTIME_ERRORS = (TableError, RuntimeError, MemoryError)
+MAX_THREADS = 1024
+MAX_SEARCH = 1 << 40            # --max-positions: far beyond any machine's memory, within int64
 
 
 class ExportFormat(str, Enum):
@@ -45,6 +77,8 @@ def clear_errors():
     """One sentence and an exit code for every error a user can cause; never a traceback."""
     try:
         yield
+    except typer.Exit:                      # click's Exit is a RuntimeError: let it through
+        raise
     except USAGE_ERRORS as exc:
         fail(str(exc), 2)
     except RUNTIME_ERRORS as exc:
@@ -53,6 +87,12 @@ def clear_errors():
         fail("interrupted", 130)
     except OSError as exc:
         fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), 1)
+    except Exception as exc:  # noqa: BLE001 - a bug: still one sentence, the trace on request
+        if os.environ.get("SOWSOLVE_TRACEBACK"):
+            traceback.print_exc()
+        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        fail(f"unexpected {type(exc).__name__}{': ' + detail if detail else ''} (a bug in "
+             f"sowsolve; set SOWSOLVE_TRACEBACK=1 for the details)", 1)
 
 
 def emit_json(obj) -> None:
@@ -60,37 +100,106 @@ def emit_json(obj) -> None:
 
 
 def default_table_path(game) -> str:
-    directory = os.environ.get("SOWSOLVE_TABLES", "sowsolve-tables")
-    board = "-".join(f"{k}{v}" for k, v in game.parameters().items())
-    return os.path.join(directory, f"{game.name}-{board}.sqlite")
+    return locate.default_table_path(game)
 
 
-def tier_bar(total: int, desc: str):
+def tier_bar(total: Optional[int], desc: str):
+    """The progress bar of solves, searches and exports (solver.retrograde.Progress): positions
+    per second and, with a total, the time left; it leaves nothing on the screen once closed
+    (the solvers close it however they end, Ctrl-C included)."""
     return tqdm(total=total, desc=desc, unit="pos", unit_scale=True, leave=False,
-                disable=None, file=sys.stderr, dynamic_ncols=True)
+                disable=None, file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
+
+
+def discard_table(path: str) -> None:
+    """Remove a table this command created and could not finish."""
+    for leftover in (path, path + "-journal"):
+        try:
+            os.remove(leftover)
+        except FileNotFoundError:
+            pass
+
+
+def check_threads(threads: Optional[int]) -> int:
+    """--threads: 0 or left out is every core; at most 4 per core (and 1024)."""
+    cores = default_threads()
+    if threads is None or threads == 0:
+        return cores
+    limit = min(MAX_THREADS, 4 * cores)
+    if not 0 < threads <= limit:
+        raise BadParameters(f"--threads must be from 1 to {limit} (4 per core) or 0 for every "
+                            f"core, not {str(threads)[:20]}")
+    return threads
+
+
+def check_max_positions(max_positions: int) -> int:
+    if not 1 <= max_positions <= MAX_SEARCH:
+        raise BadParameters(f"--max-positions must be from 1 to {MAX_SEARCH:,}, not "
+                            f"{str(max_positions)[:20]}")
+    return max_positions
+
+
+def _version() -> str:
+    try:
+        return metadata.version("sowsolve")
+    except metadata.PackageNotFoundError:  # pragma: no cover - only without an install
+        return "unknown"
+
+
+def show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"sowsolve {_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=show_version, is_eager=True,
+                                 help="Print the version and exit."),
+):
+    """Solve sowing games exactly and query their endgame tables.
+
+    Tables are found in the directory $SOWSOLVE_TABLES (sowsolve-tables when unset): solve
+    writes there, and query, info, export and check read from there when no --table is given.
+    """
 
 
 GAME_HELP = f"Game: {', '.join(GAMES)}."
-COLS = typer.Option(None, "--cols", help="Diffusion, Zig Zag: pits per row [default: 6].")
+
+
+def complete_game(incomplete: str) -> list[str]:
+    return [name for name in GAMES if name.startswith(incomplete)]
+
+
+COLS = typer.Option(None, "--cols", help="Diffusion, Zig Zag: pits per row (standard: 6).")
 STONES = typer.Option(None, "--stones", help="Diffusion: stones per pit at the start, 1-5 "
-                      "[default: 4]; Zig Zag: seeds per pit, 1-9 [default: 5].")
-SIZE = typer.Option(None, "--size", help="Overflow: ranks x files, e.g. 4x4 [default: 6x6].")
+                      "(standard: 4); Zig Zag: seeds per pit, 1-9 (standard: 5).")
+SIZE = typer.Option(None, "--size", help="Overflow: ranks x files, e.g. 4x4 (standard: 6x6).")
 MAX_POSITIONS = typer.Option(DEFAULT_MAX_POSITIONS, "--max-positions",
                              help="Search limit for games solved by search (Overflow).")
+READ_GAME = typer.Argument(None, help=GAME_HELP + " Reads the table of this game and board "
+                           "from the tables directory; left out with --table also left out, "
+                           "the directory's only table.", autocompletion=complete_game)
+READ_TABLE = typer.Option(None, "--table", help="Table file (instead of GAME and board options).")
 
 
 @app.command()
 def solve(
-    game: str = typer.Argument(..., help=GAME_HELP),
+    game: str = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game),
     cols: Optional[int] = COLS,
     stones: Optional[int] = STONES,
     size: Optional[str] = SIZE,
-    table: Optional[str] = typer.Option(None, "--table", help="Table file to write "
-                                        "[default: sowsolve-tables/GAME-colsN-stonesK.sqlite, "
-                                        "or under $SOWSOLVE_TABLES]."),
-    threads: int = typer.Option(0, "--threads", help="Solver threads [default: all cores]."),
+    table: Optional[str] = typer.Option(None, "--table", help="Table file to write; left out, "
+                                        "GAME-BOARD.sqlite in the tables directory "
+                                        "($SOWSOLVE_TABLES, else sowsolve-tables)."),
+    threads: Optional[int] = typer.Option(None, "--threads", help="Solver threads; left out "
+                                          "or 0, every core."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing table and start over."),
     max_positions: int = MAX_POSITIONS,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the estimate (positions, "
+                                 "memory, disk, time) and write nothing."),
+    allow_large: bool = typer.Option(False, "--allow-large", help="Start a solve even when its "
+                                     "estimate is over this machine's memory or disk, or a day."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ):
     """Solve every position of a board into a table.
@@ -101,35 +210,64 @@ def solve(
     starts over).  Zig Zag: every position, tier by tier (seeds on the board, last capturer),
     values are margins.
 
+    Before it starts, solve prints an estimate (positions, peak memory, table size, time, from
+    rates measured on a 2-core machine) on stderr, and refuses a solve that does not fit this
+    machine unless --allow-large is given.
+
     \b
-    Examples: sowsolve solve diffusion --cols 4 --stones 2
-              sowsolve solve overflow --size 3x4
-              sowsolve solve zigzag --cols 4 --stones 2
+    Examples:
+      sowsolve solve diffusion --cols 4 --stones 2
+      sowsolve solve overflow --size 3x4
+      sowsolve solve zigzag --cols 4 --stones 2
+      sowsolve solve zigzag --dry-run
     """
     with clear_errors():
-        if threads < 0:
-            raise BadParameters(f"--threads must be 0 (all cores) or more, not {threads}")
-        if max_positions < 1:
-            raise BadParameters(f"--max-positions must be at least 1, not {max_positions}")
+        threads = check_threads(threads)
+        check_max_positions(max_positions)
         g = make_game(game, cols=cols, stones=stones, size=size)
         if g.indexing == "keys":
             g.key(g.initial())            # a board too large to pack fails here, writing nothing
         path = table or default_table_path(g)
+        solved, finished = _solved_tiers(path, g, force)
+        estimate = None
+        if not finished:
+            estimate = estimates.check_machine(
+                estimates.estimate(g, threads, max_positions, solved), path).as_dict()
+            if dry_run:
+                if as_json:
+                    emit_json(estimate)
+                else:
+                    typer.echo(render.estimate_text(estimate))
+                return
+            if not estimate["fits"] and not allow_large:
+                raise BadParameters(render.refusal_text(estimate))
+            typer.echo(render.estimate_text(estimate), err=True)
+        elif dry_run:
+            typer.echo(f"{path} is finished: solve would do nothing")
+            return
+        created = force or not os.path.exists(path)
         writer = TableWriter(path, g, force=force)
         try:
             started = time.perf_counter()
             report = None
             if not writer.finished:
-                report = solve_game(g, writer, threads=threads or default_threads(), progress=tier_bar,
-                               max_positions=max_positions)
+                report = solve_game(g, writer, threads=threads, progress=tier_bar,
+                                    max_positions=max_positions)
                 writer.finish({"solve_seconds": round(time.perf_counter() - started, 3),
-                               "threads": threads or default_threads()})
+                               "threads": threads})
+        except BaseException:
+            if created and g.method == "search":    # a search that did not end leaves no table
+                writer.close()
+                discard_table(path)
+            raise
         finally:
             writer.close()
         with open_table(path) as t:
             result = analysis.summary(t)
         result["table"] = path
         result["solved_now"] = report is not None
+        if estimate is not None:
+            result["estimate"] = estimate
         if report is not None:
             result["positions_solved_now"] = report.positions
             result["seconds"] = round(report.seconds, 3)
@@ -140,16 +278,39 @@ def solve(
             typer.echo(render.summary_text(result))
 
 
+def _solved_tiers(path: str, game, force: bool) -> tuple[set[int], bool]:
+    """(tiers already solved, finished) of the table a solve would continue; read only."""
+    if force or not os.path.exists(path):
+        return set(), False
+    with open_table(path, allow_unfinished=True) as existing:
+        if existing.meta["game"] != game.name or existing.meta["parameters"] != game.parameters():
+            raise TableMismatch(f"{path} holds {existing.game.describe()}, not {game.describe()}; "
+                                f"use --force to overwrite it or choose another --table")
+        if game.indexing == "keys":         # a search starts over: all of it is to do
+            return set(), existing.finished
+        return set(existing.solved_tiers), existing.finished
+
+
 @app.command()
 def query(
     position: str = typer.Argument(..., help="Position text, e.g. '4444/4444 A'."),
-    table: str = typer.Option(..., "--table", help="Table file."),
+    table: Optional[str] = typer.Option(None, "--table", help="Table file; left out, the table "
+                                        "of the tables directory whose game and board fit the "
+                                        "position."),
     max_positions: int = MAX_POSITIONS,
     stores: Optional[str] = typer.Option(None, "--stores", help="Zig Zag: seeds already in the "
                                          "stores of P and p, as P,p; adds the final result."),
+    show_line: bool = typer.Option(False, "--line", help="Also print the best line: each ply's "
+                                   "move, the position after it and its value, to the end of "
+                                   "the game (or until a position repeats)."),
+    plies: Optional[int] = typer.Option(None, "--plies", help="Stop the line after this many "
+                                        "plies (implies --line)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ):
     """Value and remoteness of a position, and of every legal move, best first.
+
+    Without --table, the position's text picks the table: the one table of the tables directory
+    ($SOWSOLVE_TABLES, else sowsolve-tables) whose game and board accept it.
 
     Zig Zag: the value is the margin the side to move secures from here on (its future seeds
     minus the opponent's, the seeds left at the end going to the last capturer); remoteness
@@ -159,14 +320,28 @@ def query(
     answered by a search from it (JSON "source": "search"), up to --max-positions.
 
     \b
-    Examples: sowsolve query '2222/2222 A' --table sowsolve-tables/diffusion-cols4-stones2.sqlite
-              sowsolve query '111/111/111 L' --table sowsolve-tables/overflow-size3x3.sqlite
+    Examples:
+      sowsolve query '2222/2222 A'
+      sowsolve query '2222/2222 A' --line --plies 6
+      sowsolve query '111/111/111 L' --json
+      sowsolve query '22/22 p - -' --stores 3,1
     """
     with clear_errors():
-        with open_table(table) as t:
+        check_max_positions(max_positions)
+        if plies is not None and not 1 <= plies <= analysis.MAX_LINE:
+            raise BadParameters(f"--plies must be from 1 to {analysis.MAX_LINE:,}, not "
+                                f"{str(plies)[:20]}")
+        path = table if table is not None else locate.table_for_position(position)
+        with open_table(path) as t:
+            locate.parse_for_table(t.game, position)
             result = analysis.query(t, position, max_positions, progress=tier_bar)
             if stores is not None:
                 result["result"] = analysis.final_result(t, result, stores)
+                result["stores"] = [int(x) for x in stores.split(",")]
+            if show_line or plies is not None:
+                walk = analysis.line(t, position, plies, max_positions, progress=tier_bar)
+                result["line"], result["line_end"] = walk["line"], walk["end"]
+        result["table"] = path
         if as_json:
             emit_json(result)
         else:
@@ -175,39 +350,71 @@ def query(
 
 @app.command()
 def export(
-    table: str = typer.Option(..., "--table", help="Table file."),
+    game: Optional[str] = READ_GAME,
+    cols: Optional[int] = COLS,
+    stones: Optional[int] = STONES,
+    size: Optional[str] = SIZE,
+    table: Optional[str] = READ_TABLE,
     fmt: ExportFormat = typer.Option(..., "--format", help="csv or jsonl."),
-    out: str = typer.Option(..., "--out", help="Output file (written whole or not at all)."),
+    out: str = typer.Option(..., "--out", help="Output file, written whole or not at all "
+                            "(a pipe or device is written through; - for standard output)."),
     max_stones: Optional[int] = typer.Option(None, "--max-stones",
-                                             help="Only positions with at most this many stones."),
+                                             help="Only positions with at most this many "
+                                             "stones (discs, seeds) on the board."),
 ):
-    """Write one row per position: position, value, remoteness.
+    """Write one row per position: position, value, remoteness (CSV with a header, or one
+    JSON object per line).
 
     Diffusion: both sides to move; Overflow: one position per symmetry class; Zig Zag: the
     value is the margin for the side to move, and the remoteness is empty (JSON null) where
-    that margin comes from play that avoids every capture forever.
+    that margin comes from play that avoids every capture forever.  A file is replaced only
+    once complete (a link keeps pointing to it); --out naming the table is refused.  The table
+    is named by GAME and board options (found in the tables directory), by --table, or left
+    out when the tables directory holds one table.
 
-    Example: sowsolve export --table T.sqlite --format csv --out t.csv --max-stones 6
+    \b
+    Examples:
+      sowsolve export zigzag --cols 4 --format csv --out z.csv
+      sowsolve export --format csv --out t.csv --max-stones 6
+      sowsolve export --table T.sqlite --format jsonl --out -
     """
-    with clear_errors():
-        if max_stones is not None and max_stones < 1:
-            raise BadParameters(f"--max-stones must be at least 1, not {max_stones}")
-        with open_table(table) as t:
-            rows = analysis.export(t, out, fmt.value, max_stones, progress=tier_bar)
-        typer.echo(f"wrote {rows} rows to {out}", err=True)
+    try:
+        with clear_errors():
+            if max_stones is not None and max_stones < 1:
+                raise BadParameters(f"--max-stones must be at least 1, not {max_stones}")
+            path = locate.resolve_read_table(table, game, cols, stones, size)
+            with open_table(path) as t:
+                try:
+                    rows = export_table(t, out, fmt.value, max_stones, progress=tier_bar)
+                except StdoutClosed:        # `... --out - | head`: stop quietly, as cat does
+                    raise typer.Exit(128 + 13) from None
+            typer.echo(f"wrote {rows} rows to {'standard output' if out == '-' else out}", err=True)
+    except Terminated as exc:
+        fail("terminated", 128 + exc.signum)
 
 
 @app.command()
 def info(
-    table: str = typer.Option(..., "--table", help="Table file."),
+    game: Optional[str] = READ_GAME,
+    cols: Optional[int] = COLS,
+    stones: Optional[int] = STONES,
+    size: Optional[str] = SIZE,
+    table: Optional[str] = READ_TABLE,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ):
     """Game, board, positions and results per tier, start value, longest win, size on disk.
 
-    Example: sowsolve info --table sowsolve-tables/diffusion-cols4-stones2.sqlite
+    The table is named by GAME and board options (found in the tables directory), by --table,
+    or left out when the tables directory holds one table.
+
+    \b
+    Examples:
+      sowsolve info diffusion --cols 4 --stones 2
+      sowsolve info zigzag --cols 4 --stones 2 --json
     """
     with clear_errors():
-        with open_table(table, allow_unfinished=True) as t:
+        path = locate.resolve_read_table(table, game, cols, stones, size)
+        with open_table(path, allow_unfinished=True) as t:
             result = analysis.info(t)
         if as_json:
             emit_json(result)
@@ -216,8 +423,34 @@ def info(
 
 
 @app.command()
+def tables(
+    directory: Optional[str] = typer.Option(None, "--dir", help="Directory to list; left out, "
+                                            "$SOWSOLVE_TABLES, else sowsolve-tables."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+):
+    """List the tables of the tables directory: file, game, board, finished, positions, size.
+
+    Files that are not sowsolve tables, or are damaged, are listed with what is wrong with
+    them.  Listing reads only: it creates and changes nothing.
+
+    \b
+    Examples:
+      sowsolve tables
+      sowsolve tables --json
+    """
+    with clear_errors():
+        directory = directory or locate.tables_directory()
+        result = {"directory": directory, "exists": os.path.isdir(directory),
+                  "tables": [locate.public(e) for e in locate.scan(directory)]}
+        if as_json:
+            emit_json(result)
+        else:
+            typer.echo(render.tables_text(result))
+
+
+@app.command()
 def perft(
-    game: str = typer.Argument(..., help=GAME_HELP),
+    game: str = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game),
     cols: Optional[int] = COLS,
     stones: Optional[int] = STONES,
     size: Optional[str] = SIZE,
@@ -228,15 +461,16 @@ def perft(
     """Count move paths of each length from a position (no moves from a finished game).
 
     \b
-    Examples: sowsolve perft diffusion --cols 6 --stones 4 --depth 4
-              sowsolve perft overflow --size 4x4 --depth 3 --json
-              sowsolve perft zigzag --cols 6 --stones 5 --depth 4
+    Examples:
+      sowsolve perft diffusion --cols 6 --stones 4 --depth 4
+      sowsolve perft overflow --size 4x4 --depth 3 --json
+      sowsolve perft zigzag --depth 4
     """
     with clear_errors():
         if not 1 <= depth <= 40:
-            raise BadParameters(f"--depth must be from 1 to 40, not {depth}")
+            raise BadParameters(f"--depth must be from 1 to 40, not {str(depth)[:20]}")
         g = make_game(game, cols=cols, stones=stones, size=size)
-        pos = g.parse_position(position) if position is not None else g.initial()
+        pos = g.initial() if position is None else locate.parse_for_game(g, position)
         started = time.perf_counter()
         counts = g.perft(pos, depth)
         seconds = time.perf_counter() - started
@@ -250,11 +484,15 @@ def perft(
 
 @app.command()
 def check(
-    game: Optional[str] = typer.Argument(None, help=GAME_HELP + " Checks the game's contract."),
+    game: Optional[str] = typer.Argument(None, help=GAME_HELP + " Checks the game's contract, "
+                                         "or with --stored the table of the game and board.",
+                                         autocompletion=complete_game),
     cols: Optional[int] = COLS,
     stones: Optional[int] = STONES,
     size: Optional[str] = SIZE,
-    table: Optional[str] = typer.Option(None, "--table", help="Check this table file instead."),
+    table: Optional[str] = typer.Option(None, "--table", help="Check this table file."),
+    stored: bool = typer.Option(False, "--stored", help="Check the table of GAME and board in "
+                                "the tables directory (without GAME: its only table)."),
     samples: int = typer.Option(1000, "--samples", help="Positions sampled per tier."),
     full: bool = typer.Option(False, "--full", help="Table: verify every position, not a sample."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sampling."),
@@ -263,17 +501,23 @@ def check(
     """Self-check: the game contract (kernel == rules, ranking, un-moves), or a whole table
     (block checksums, metadata, every sampled value against its children).
 
-    Examples: sowsolve check diffusion --cols 4 --stones 2
-              sowsolve check --table T.sqlite --full
+    \b
+    Examples:
+      sowsolve check diffusion --cols 4 --stones 2
+      sowsolve check diffusion --cols 4 --stones 2 --stored
+      sowsolve check --table T.sqlite --full
     """
     with clear_errors():
-        if samples < 1:
-            raise BadParameters(f"--samples must be at least 1, not {samples}")
-        if (game is None) == (table is None):
-            raise BadParameters("name a GAME to check its contract, or a --table to check, "
-                                "not both or neither")
-        if table is not None:
-            with open_table(table) as t:
+        if not 1 <= samples <= MAX_SEARCH:
+            raise BadParameters(f"--samples must be from 1 to {MAX_SEARCH:,}, not {str(samples)[:20]}")
+        if table is None and not stored and game is None:
+            raise BadParameters("name a GAME to check its contract, or a table to check (--table "
+                                "PATH, or --stored for the table of GAME in the tables directory)")
+        if table is not None and stored:
+            raise BadParameters("--table names the table to check; --stored finds it: give one")
+        if table is not None or stored:
+            path = locate.resolve_read_table(table, game, cols, stones, size)
+            with open_table(path) as t:
                 report = analysis.check_table(t, samples, full, seed)
         else:
             report = selfcheck.check_game(make_game(game, cols=cols, stones=stones, size=size),
@@ -282,8 +526,8 @@ def check(
             emit_json(report)
         else:
             typer.echo(render.check_text(report))
-        if report["failures"]:
-            raise typer.Exit(1)
+    if report["failures"]:
+        raise typer.Exit(1)
 
 
 def main() -> None:

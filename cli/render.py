@@ -1,6 +1,54 @@
 """Text rendering of the command results (the JSON output is the dicts themselves)."""
 from __future__ import annotations
 
+import math
+
+UNITS = ("bytes", "KB", "MB", "GB", "TB", "PB", "EB")
+
+
+def plural(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def size_short(n: float) -> str:
+    """Bytes in decimal units: '512 bytes', '172 KB', '4.4 MB', '1.7 GB'."""
+    n = float(n)
+    unit = 0
+    while n >= 1000 and unit < len(UNITS) - 1:
+        n /= 1000
+        unit += 1
+    if unit == 0:
+        return plural(int(n), "byte", "bytes")
+    return f"{n:.1f} {UNITS[unit]}" if n < 100 else f"{n:.0f} {UNITS[unit]}"
+
+
+def size_text(n: int) -> str:
+    """'4.4 MB (4,412,416 bytes)'."""
+    if n < 1000:
+        return plural(n, "byte", "bytes")
+    return f"{size_short(n)} ({n:,} bytes)"
+
+
+def count_text(n: int) -> str:
+    """Exact with separators up to a trillion, then 'm x 10^e'."""
+    if n < 10 ** 12:
+        return f"{n:,}"
+    exponent = int(math.floor(math.log10(n)))
+    return f"{n / 10 ** exponent:.1f} x 10^{exponent}"
+
+
+def duration(seconds: float) -> str:
+    for limit, unit, size in ((120, "s", 1), (7200, "min", 60), (3 * 86400, "hours", 3600),
+                              (730 * 86400, "days", 86400)):
+        if seconds < limit:
+            value = seconds / size
+            return f"{value:.1f} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return f"{seconds / (365.25 * 86400):,.0f} years"
+
+
+def plies(n: int) -> str:
+    return plural(n, "ply", "plies")
+
 
 def _value(value, remoteness) -> str:
     if isinstance(value, int):           # a margin (score games)
@@ -8,10 +56,10 @@ def _value(value, remoteness) -> str:
             return f"margin {value:+d}, from play that avoids every capture forever"
         if remoteness == 0:
             return f"margin {value:+d} (game over: no capture can happen any more)"
-        return f"margin {value:+d}, game over in {remoteness} plies"
+        return f"margin {value:+d}, game over in {plies(remoteness)}"
     if remoteness == 0:
         return f"{value} (game over)"
-    return f"{value} in {remoteness} plies"
+    return f"{value} in {plies(remoteness)}"
 
 
 def summary_text(r: dict) -> str:
@@ -25,32 +73,67 @@ def summary_text(r: dict) -> str:
                         if r.get("resumed_from_tier") is not None else ""))
     else:
         lines.append("the table was already finished: nothing to do")
-    lines.append(f"table: {r['table']} ({r['size_on_disk']:,} bytes)")
+    lines.append(f"table: {r['table']}, {size_text(r['size_on_disk'])}")
     return "\n".join(lines)
 
 
+def _margin_or_name(value) -> str:
+    return f"{value:+d}" if isinstance(value, int) else value
+
+
 def query_text(r: dict) -> str:
-    lines = [f"position   {r['position']}",
+    lines = [f"game       {r['description']}" + (f" (table {r['table']})" if r.get("table") else ""),
+             f"position   {r['position']}",
              f"value      {_value(r['value'], r['remoteness'])}"]
+    if r.get("source") == "search":
+        lines.append("source     a search from this position (the table does not hold it)")
     if r["moves"]:
         lines.append("moves      (value for the side playing it)")
         width = max(len(m["move"]) for m in r["moves"])
         for m in r["moves"]:
-            value = f"{m['value']:+d}" if isinstance(m["value"], int) else m["value"]
             rem = "no end" if m["remoteness"] is None else m["remoteness"]
-            lines.append(f"  {m['move']:<{width}}  {value:<5} {rem}")
+            lines.append(f"  {m['move']:<{width}}  {_margin_or_name(m['value']):<5} {rem}")
         lines.append(f"best       {' '.join(r['best'])}")
     if "result" in r:
         res = r["result"]
-        stores = (", final stores " + ", ".join(f"{k} {v}" for k, v in res["final_stores"].items())
-                  if "final_stores" in res else "")
-        lines.append(f"result     {res['result']} for {res['side']} by {abs(res['final_margin'])}{stores}")
+        if r.get("stores"):
+            lines.append("stores     " + ", ".join(f"{side} {count}" for side, count
+                                                  in zip(("P", "p"), r["stores"])) + " (given)")
+        finals = res.get("final_stores") or {}
+        stores = (", final stores " + ", ".join(f"{k} {finals[k]}" for k in ("P", "p") if k in finals)
+                  if finals else "")
+        lines.append(f"result     {res['result']} for {res['side']} by "
+                     f"{plural(abs(res['final_margin']), 'seed', 'seeds')}{stores}")
+    if "line" in r:
+        lines.extend(line_text(r["line"], r.get("line_end")))
     return "\n".join(lines)
+
+
+LINE_ENDS = {
+    "final": "the game is over",
+    "plies": "the plies asked for are played",
+    "repetition": "the last position repeats an earlier one: best play goes on forever",
+    "no best move": "no move keeps the stored value (the table is inconsistent here)",
+}
+
+
+def line_text(steps: list[dict], end: str | None) -> list[str]:
+    if not steps:
+        return [f"line       none: {LINE_ENDS.get(end, end)}"]
+    lines = ["line       (best play; each value is for the side to move after the move)"]
+    move_width = max(len(s["move"]) for s in steps)
+    pos_width = max(len(s["position"]) for s in steps)
+    for ply, s in enumerate(steps, 1):
+        captured = f" (captures {s['captured']})" if s.get("captured") else ""
+        lines.append(f"  {ply:>3}. {s['move']:<{move_width}}  {s['position']:<{pos_width}}  "
+                     f"{_value(s['value'], s['remoteness'])}{captured}")
+    lines.append(f"line ends  after {plies(len(steps))}: {LINE_ENDS.get(end, end)}")
+    return lines
 
 
 def info_text(r: dict) -> str:
     lines = [f"table      {r['table']}",
-             f"game       {r['description']} ({r['game']} {r['parameters']})",
+             f"game       {r['description']}",
              f"status     {'finished' if r['finished'] else 'NOT finished'}",
              f"positions  {r['positions_per_side']:,} stored: {r['note']}",
              f"results    {r['wins']:,} wins, {r['losses']:,} losses, {r['draws']:,} draws "
@@ -58,29 +141,86 @@ def info_text(r: dict) -> str:
     for start in r.get("start", []):
         lines.append(f"start      {start['position']}: {_value(start['value'], start['remoteness'])}")
     if "longest_win" in r:
-        lines.append(f"longest    win in {r['longest_win']['remoteness']} plies from "
+        lines.append(f"longest    win in {plies(r['longest_win']['remoteness'])} from "
                      f"{r['longest_win']['position']}")
-    lines.append(f"size       {r['size_on_disk']:,} bytes ({r['bytes_per_position']} per position)")
+    per = r["bytes_per_position"]
+    lines.append(f"size       {size_text(r['size_on_disk'])}"
+                 + (f", {per} bytes per position" if per is not None else ""))
     if r.get("solve_seconds") is not None:
-        lines.append(f"solved in  {r['solve_seconds']} s")
-    lines.append("tier  positions        wins      losses  longest")
-    for t in r["tiers"]:
+        lines.append(f"solved in  {duration(r['solve_seconds'])}")
+    names = [t.get("name", str(t["tier"])) for t in r["tiers"]]
+    width = max([4] + [len(n) for n in names])
+    lines.append(f"{'tier':<{width}}   positions        wins      losses  longest")
+    for name, t in zip(names, r["tiers"]):
         if t["solved"]:
-            lines.append(f"{t['tier']:>4} {t['positions']:>10,} {t['wins']:>11,} {t['losses']:>11,} "
+            lines.append(f"{name:<{width}} {t['positions']:>11,} {t['wins']:>11,} {t['losses']:>11,} "
                          f"{t['longest_win']:>8}")
         else:
-            lines.append(f"{t['tier']:>4} {t['positions']:>10,}   (not solved)")
+            lines.append(f"{name:<{width}} {t['positions']:>11,}   (not solved)")
     return "\n".join(lines)
 
 
 def check_text(r: dict) -> str:
     if "table" in r:
-        head = (f"checked {r['table']}: {r['tiers']} tiers, {r['blocks']} blocks, "
-                f"{r['positions_verified']:,} positions against their children"
+        head = (f"checked {r['table']}: {plural(r['tiers'], 'tier', 'tiers')}, "
+                f"{plural(r['blocks'], 'block', 'blocks')}, "
+                f"{plural(r['positions_verified'], 'position', 'positions')} against their children"
                 + (" (all)" if r["full"] else " (sampled)"))
     else:
-        head = (f"checked the contract of {r['description']}: {r['positions']:,} positions, "
-                f"{r['moves']:,} moves, {r['unmoves']:,} un-moves")
+        head = (f"checked the contract of {r['description']}: "
+                f"{plural(r['positions'], 'position', 'positions')}, "
+                f"{plural(r['moves'], 'move', 'moves')}, {plural(r['unmoves'], 'un-move', 'un-moves')}")
     if not r["failures"]:
         return head + "\nOK"
     return "\n".join([head, f"{r['failure_count']} FAILURES:"] + [f"  {f}" for f in r["failures"]])
+
+
+def tables_text(r: dict) -> str:
+    entries = r["tables"]
+    if not entries:
+        state = "holds no files" if r["exists"] else "does not exist"
+        return f"{r['directory']} {state}: no tables"
+    head = ("file", "game", "board", "finished", "positions", "size")
+    rows = []
+    for e in entries:
+        if e["status"] in ("table", "unfinished"):
+            game, board = e["description"].split(", ", 1) if ", " in e["description"] else (e["description"], "")
+            rows.append((e["file"], game, board, "yes" if e["finished"] else "no",
+                         f"{e['positions']:,}", size_short(e["size_on_disk"])))
+        else:
+            rows.append((e["file"], f"{e['status']}: {e['problem']}"))
+    widths = [max([len(head[i])] + [len(row[i]) for row in rows if len(row) == len(head) or i == 0])
+              for i in range(len(head))]
+    right = {4, 5}
+
+    def fmt(row) -> str:
+        if len(row) != len(head):
+            return f"{row[0]:<{widths[0]}}  {row[1]}"
+        return "  ".join(f"{c:>{w}}" if i in right else f"{c:<{w}}"
+                         for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+    return "\n".join([f"tables in {r['directory']}:", fmt(head)] + [fmt(row) for row in rows])
+
+
+def estimate_text(e: dict) -> str:
+    """One line: what a solve will take."""
+    positions = f"{count_text(e['positions'])} positions" if e["positions_exact"] else \
+        (f"at most {count_text(e['positions'])} positions (--max-positions; how many the search "
+         f"reaches is unknown before it runs)")
+    return (f"estimate for {e['description']}: {positions}, peak memory "
+            f"~{size_short(e['peak_memory'])}, table ~{size_short(e['table_bytes'])} on disk, "
+            f"time ~{duration(e['seconds'])} ({e['basis']})")
+
+
+def refusal_text(e: dict) -> str:
+    """One sentence: why a solve is refused, with its estimate."""
+    limits = []
+    if "memory" in e["too_large"]:
+        limits.append(f"~{size_short(e['peak_memory'])} of memory ({size_short(e['available_memory'])} "
+                      f"available)")
+    if "disk" in e["too_large"]:
+        limits.append(f"~{size_short(e['table_bytes'])} of disk ({size_short(e['free_disk'])} free)")
+    if "time" in e["too_large"]:
+        limits.append(f"~{duration(e['seconds'])} (more than a day)")
+    need = limits[0] if len(limits) == 1 else ", ".join(limits[:-1]) + " and " + limits[-1]
+    return (f"solving {e['description']} ({count_text(e['positions'])} positions) would take "
+            f"{need}; choose a smaller board, or pass --allow-large to start it anyway")

@@ -102,6 +102,11 @@ class Game(ABC):
     def tier_name(self, tier: int) -> str:
         return str(tier)
 
+    def tier_stones(self, tier: int) -> int:
+        """Stones (discs, seeds) on the board in every position of a tier; the default suits
+        games whose tier is that count."""
+        return tier
+
     def move_gain(self, position, move) -> int:
         """What the mover banks by the move itself (captured seeds in score games)."""
         return 0

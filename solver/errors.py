@@ -1,4 +1,17 @@
 """Errors of sowsolve: each subclasses the built-in a caller would expect."""
+from __future__ import annotations
+
+QUOTE_LIMIT = 40
+
+
+def quote(text, limit: int = QUOTE_LIMIT) -> str:
+    """Input quoted for an error message: repr of the text, or of its first `limit` characters
+    and its length when it is longer, so that a huge input never turns into a huge message."""
+    if not isinstance(text, str):
+        text = str(text)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
 
 
 class BadParameters(ValueError):

@@ -1,6 +1,23 @@
 """Thin wrappers over the Cython kernels in cext/.  There is no pure-Python fallback: a
-sowsolve without its compiled kernels says so instead of running a thousand times slower."""
+sowsolve without its compiled kernels says so instead of running a thousand times slower.
+
+Every long kernel call goes through `run_stoppable`: the kernel runs with the GIL released in a
+kernel thread while the calling thread waits in short steps, so Ctrl-C reaches Python at once;
+the waiting thread then sets the call's stop flag, the kernel returns within milliseconds, and
+KeyboardInterrupt goes on up.  While it waits, the calling thread hands the kernel's count of
+positions done to the observer installed with `observing` (progress bars).
+"""
 from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable, Iterator, TypeVar
+
+import numpy as np
 
 try:
     from ..cext import diffusion as _diffusion
@@ -13,14 +30,176 @@ except ImportError as exc:  # pragma: no cover - only without a build
     raise ImportError("sowsolve's compiled kernels are missing; reinstall with "
                       "`pip install -e .` (needs a C compiler)") from exc
 
-solve_range = _retrograde.solve_range
+T = TypeVar("T")
+
+#: Seconds between two looks at a running kernel's progress (and at Ctrl-C, which interrupts
+#: the wait at once anyway).
+POLL_SECONDS = 0.2
+#: Seconds to wait for a call asked to stop before leaving it behind (see _wait).
+STOP_WAIT = 1.0
+
+CONTROL_WORDS = 16      # sowsolve_kernel.h: struct Control
+_STOP, _DONE = 0, 8
+
+
+class Control:
+    """The stop flag and progress counter a kernel shares with the thread that drives it."""
+
+    def __init__(self) -> None:
+        self.words = np.zeros(CONTROL_WORDS, dtype=np.int64)
+
+    def stop(self) -> None:
+        self.words[_STOP] = 1
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self.words[_STOP])
+
+    @property
+    def done(self) -> int:
+        return int(self.words[_DONE])
+
+
+Observer = Callable[[int], None]
+_observer: ContextVar[Observer | None] = ContextVar("sowsolve_kernel_observer", default=None)
+
+
+@contextmanager
+def observing(observer: Observer) -> Iterator[None]:
+    """Kernel calls made in this block (by this thread) call observer(done) every POLL_SECONDS
+    while they run and once when they end, `done` being how many positions that call has
+    finished so far (it restarts from 0 with each call)."""
+    token = _observer.set(observer)
+    try:
+        yield
+    finally:
+        _observer.reset(token)
+
+
+class _Job:
+    def __init__(self, call: Callable[[], object]):
+        self.call = call
+        self.finished = threading.Event()
+        self.result: object = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self.call()
+        except BaseException as exc:  # handed to the calling thread
+            self.error = exc
+        finally:
+            self.finished.set()
+
+
+class _KernelThread:
+    """The one long-lived thread that runs kernel calls: OpenMP keeps a thread team per calling
+    thread, so a new thread for every call would build a new team every time (and leave the
+    old one spinning); one thread keeps one team.  Calls from several threads take turns."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, call: Callable[[], object]) -> _Job:
+        job = _Job(call)
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="sowsolve-kernel",
+                                                daemon=True)
+                self._thread.start()
+            self._jobs.put(job)
+        return job
+
+    def _serve(self) -> None:
+        while True:
+            self._jobs.get().run()
+
+    def is_current(self) -> bool:
+        return self._thread is threading.current_thread()
+
+
+_worker = _KernelThread()
+if hasattr(os, "register_at_fork"):     # a forked child has no kernel thread: start afresh
+    os.register_at_fork(after_in_child=lambda: globals().update(_worker=_KernelThread()))
+
+
+def _wait(job: _Job) -> None:
+    """Wait for a job that was asked to stop: kernels return within milliseconds, a second
+    Ctrl-C does not cut that short.  A job still busy after STOP_WAIT seconds is in numpy code
+    between two kernels (a large tier's graph): it is left to finish in the background, its
+    result dropped (its closure keeps its arrays alive), so Ctrl-C still ends the command."""
+    deadline = time.monotonic() + STOP_WAIT
+    while not job.finished.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        try:
+            job.finished.wait(left)
+        except KeyboardInterrupt:
+            pass
+
+
+def run_stoppable(call: Callable[[np.ndarray], T]) -> T:
+    """call(control_words) in the kernel thread (the kernel must release the GIL and poll the
+    words); Ctrl-C or any other exception in this thread stops it before going on up."""
+    control = Control()
+    observer = _observer.get()
+    if _worker.is_current():            # a kernel call made from a kernel call
+        return call(control.words)
+    job = None
+    try:
+        job = _worker.submit(lambda: call(control.words))
+        while not job.finished.wait(POLL_SECONDS):
+            if observer is not None:
+                observer(control.done)
+    except BaseException:
+        control.stop()
+        if job is not None:
+            _wait(job)
+        raise
+    if job.error is not None:
+        raise job.error
+    if observer is not None:
+        observer(control.done)
+    return job.result  # type: ignore[return-value]
+
+
+# --- the kernels --------------------------------------------------------------------------
+
+def solve_range(capsule, tier: int, start: int, stop: int, tables: list, threads: int = 1) -> None:
+    """Solve indices start..stop-1 of `tier` in place (cext/retrograde.pyx); counts the records
+    it stores."""
+    run_stoppable(lambda words: _retrograde.solve_range(capsule, tier, start, stop, tables,
+                                                        threads, words))
+
+
+def verify_range(capsule, tier: int, start: int, stop: int, tables: list, threads: int = 1) -> int:
+    """How many records start..stop-1 of `tier` differ from the fold of their children."""
+    return run_stoppable(lambda words: _retrograde.verify_range(capsule, tier, start, stop, tables,
+                                                                threads, words))
+
+
+def verify_keys(capsule, keys: np.ndarray, records: np.ndarray, check: np.ndarray) -> tuple[int, int]:
+    """(mismatches, missing children) of the packed positions `check` (cext/ttsolve.pyx)."""
+    return run_stoppable(lambda words: _ttsolve.verify_keys(capsule, keys, records, check, words))
+
+
+def solve_graph(graph: dict):
+    """Records of a score tier from its move graph (cext/scoresolve.pyx)."""
+    return run_stoppable(lambda words: _scoresolve.solve_graph(graph, words))
+
+
+def zigzag_tier_graph(kernel, seeds: int, capturer: int, lower: dict) -> dict:
+    """The move graph of a Zig Zag tier (cext/zigzag.pyx)."""
+    return run_stoppable(lambda words: _zigzag.tier_graph(kernel, seeds, capturer, lower, words))
+
+
 tier_summary = _retrograde.tier_summary
-verify_range = _retrograde.verify_range
 TTSolver = _ttsolve.TTSolver
-verify_keys = _ttsolve.verify_keys
-solve_graph = _scoresolve.solve_graph
+SearchLimit = _ttsolve.SearchLimit
 zigzag_tier_size = _zigzag.tier_size
-zigzag_tier_graph = _zigzag.tier_graph
 zigzag_rank = _zigzag.rank
 zigzag_unrank_range = _zigzag.unrank_range
 solver_errors = _retrograde.ERRORS

@@ -4,18 +4,21 @@ a dense index (Overflow: stacks of any height on a connected set of cells), and 
 positions that a table does not hold."""
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
 
 from .contract import Game
-from .kernels import TTSolver
+from .kernels import SearchLimit, TTSolver, observing, run_stoppable
 from .retrograde import Progress, SolveReport, TierReport, no_progress, summarize
 
 SIDE_BIT = np.uint64(1 << 63)
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 DEFAULT_MAX_POSITIONS = 1 << 28
+
+
+class SearchLimitReached(RuntimeError):
+    """A search that filled its --max-positions before solving the position it started from."""
 
 
 def discs_of(keys: np.ndarray) -> np.ndarray:
@@ -25,41 +28,36 @@ def discs_of(keys: np.ndarray) -> np.ndarray:
 
 
 def search(game: Game, position, max_positions: int = DEFAULT_MAX_POSITIONS,
-           progress: Progress = no_progress, label: str = "search") -> TTSolver:
-    """Solve every position reachable from `position`; the solver answers record(key)."""
+           progress: Progress = no_progress, label: str = "search",
+           what: str = "the position") -> TTSolver:
+    """Solve every position reachable from `position`; the solver answers record(key).
+    Ctrl-C stops the search at once; SearchLimitReached when it needs more than max_positions
+    positions (`what` names the position in that message)."""
     solver = TTSolver(game.kernel().capsule(), max_positions)
     _, root = game.key(position)
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            solver.run(root)
-        except BaseException as exc:  # handed to the caller's thread
-            failure.append(exc)
-
-    worker = threading.Thread(target=run, name="sowsolve-search", daemon=True)
-    worker.start()
     with progress(None, label) as bar:
-        seen = 0
+        shown = 0
+
+        def observe(done: int) -> None:
+            nonlocal shown
+            if done > shown:
+                bar.update(done - shown)
+                shown = done
+
         try:
-            while worker.is_alive():
-                worker.join(0.25)
-                bar.update(solver.positions - seen)
-                seen = solver.positions
-        except KeyboardInterrupt:
-            solver.stop = True
-            worker.join()
-            raise
-    if failure:
-        raise failure[0]
+            with observing(observe):
+                run_stoppable(lambda words: solver.run(root, words))
+        except SearchLimit as exc:
+            raise SearchLimitReached(
+                f"the search reached --max-positions {max_positions} before solving {what} "
+                f"({exc.solved:,} positions solved); raise it") from None
     return solver
-
-
 def solve_by_search(game: Game, store, max_positions: int = DEFAULT_MAX_POSITIONS,
                     progress: Progress = no_progress) -> SolveReport:
     """Solve everything reachable from the start and store it tier by tier (discs on board)."""
     started = time.perf_counter()
-    solver = search(game, game.initial(), max_positions, progress, "positions searched")
+    solver = search(game, game.initial(), max_positions, progress, "positions searched",
+                    what="the start")
     keys, records = solver.results()
     searched = time.perf_counter() - started
     tiers = discs_of(keys)

@@ -1,10 +1,8 @@
 """What the commands ask of a table, as plain data (dicts and lists) for text or JSON output."""
 from __future__ import annotations
 
-import json
-import os
 import random
-import tempfile
+import re
 from typing import Callable, ContextManager
 
 import numpy as np
@@ -12,7 +10,7 @@ import numpy as np
 from ..solver.kernels import verify_keys, verify_range
 from ..solver.search import DEFAULT_MAX_POSITIONS, discs_of, search
 from ..solver.retrograde import default_threads, last_uses, no_progress, summarize
-from ..solver.values import REM_ENDLESS, Value, decode, outcome_names, summarize_margins
+from ..solver.values import Margin, Value, decode, summarize_margins
 from ..solver.errors import BadParameters
 from .format import NotInTable
 from .store import Table
@@ -53,7 +51,66 @@ def query(table: Table, text: str, max_search: int = DEFAULT_MAX_POSITIONS,
         "moves": [{"move": m, **_value_dict(v)} for m, v in moves],
         "best": [m for m, v in moves if v == value],
         "source": source,
+        "game": game.name, "description": game.describe(), "parameters": game.parameters(),
     }
+
+
+MAX_LINE = 10_000
+
+
+def line(table: Table, text, plies: int | None = None, max_search: int = DEFAULT_MAX_POSITIONS,
+         progress: Progress | None = None) -> dict:
+    """The principal variation from a position: play the first best move (the first of
+    query's `best`: it keeps the value, with the best remoteness) again and again.
+
+    Returns {"line": [{"move", "position", "value", "remoteness"} per ply, with "captured" in
+    score games], "end": why it stops}: "final" (a final position), "plies" (`plies` played),
+    "repetition" (a position repeats: both sides keep to endless play), or "no best move" (no
+    move keeps the stored value: a damaged table).  Values are for the side to move after each
+    move, so in win/loss games they alternate, and in score games each value is the seeds the
+    move captured minus the value before it."""
+    game = table.game
+    position = game.parse_position(text) if isinstance(text, str) else text
+    try:
+        table.record(position)
+        record = table.record
+    except NotInTable:
+        solver = search(game, position, max_search, progress or no_progress, "searching")
+        record = lambda p: solver.record(game.key(p)[1])  # noqa: E731
+    seen, steps = {position}, []
+    limit = MAX_LINE if plies is None else min(plies, MAX_LINE)
+    while True:
+        value = decode(game.value_kind, record(position))
+        moves = game.legal_moves(position)
+        if not moves or value.remoteness == 0:
+            end = "final"
+            break
+        if len(steps) >= limit:
+            end = "plies"
+            break
+        chosen = None
+        for move in moves:          # query's best[0]: the first legal move that keeps the value
+            child = game.play(position, move)
+            gain = game.move_gain(position, move)
+            child_value = decode(game.value_kind, record(child))
+            if child_value.for_mover(gain) == value:
+                chosen = (move, child, child_value, gain)
+                break
+        if chosen is None:
+            end = "no best move"
+            break
+        move, child, child_value, gain = chosen
+        step = {"move": game.format_move(move), "position": game.format_position(child),
+                **_value_dict(child_value)}
+        if game.value_kind == "margin":
+            step["captured"] = gain
+        steps.append(step)
+        if child in seen:
+            end = "repetition"
+            break
+        seen.add(child)
+        position = child
+    return {"line": steps, "end": end}
 
 
 def final_result(table: Table, query_result: dict, stores: str) -> dict:
@@ -62,17 +119,23 @@ def final_result(table: Table, query_result: dict, stores: str) -> dict:
     game = table.game
     if game.value_kind != "margin":
         raise BadParameters("--stores applies to score games (Zig Zag) only")
-    try:
-        store_p, store_q = (int(x) for x in stores.split(","))
-    except ValueError:
-        raise BadParameters(f"--stores must be two counts, P's and p's, like 12,8; not {stores!r}") from None
-    if store_p < 0 or store_q < 0:
-        raise BadParameters(f"--stores cannot be negative: {stores!r}")
+    match = re.fullmatch(r"\s*(\d{1,4})\s*,\s*(\d{1,4})\s*", stores)
+    if match is None:
+        raise BadParameters(f"--stores must be two counts, P's and p's, like 12,8; not "
+                            f"{stores[:20]!r}{'...' if len(stores) > 20 else ''}")
+    store_p, store_q = int(match.group(1)), int(match.group(2))
     position = game.parse_position(query_result["position"])
     seeds = sum(position.board)
-    if store_p + store_q + seeds > game.total:
-        raise BadParameters(f"--stores {stores}: with the {seeds} seeds on the board that is more "
-                            f"than the {game.total} of the game")
+    if store_p + store_q + seeds != game.total:
+        raise BadParameters(f"--stores {store_p},{store_q}: the stores and the board hold every "
+                            f"seed of the game, {game.total}; {store_p} + {store_q} in the stores "
+                            f"and {seeds} on the board make {store_p + store_q + seeds}")
+    if position.last is None and store_p + store_q:
+        raise BadParameters(f"--stores {store_p},{store_q}: the position says nobody has captured "
+                            f"yet (last capturer -), so both stores are empty")
+    if position.last is not None and (store_p if position.last == "P" else store_q) == 0:
+        raise BadParameters(f"--stores {store_p},{store_q}: the position says {position.last} "
+                            f"captured last, so {position.last}'s store cannot be empty")
     margin = query_result["value"]
     own, other = (store_p, store_q) if position.side == "P" else (store_q, store_p)
     difference = own - other + margin
@@ -97,7 +160,7 @@ def summary(table: Table) -> dict:
     meta = table.meta
     positions = sum(table.tier_size(t) for t in table.tiers)
     return {
-        "game": meta["game"], "description": meta.get("description", table.game.describe()),
+        "game": meta["game"], "description": table.game.describe(),
         "parameters": meta["parameters"],
         "positions_per_side": positions,
         "start": _start_values(table),
@@ -111,7 +174,8 @@ def info(table: Table) -> dict:
     tiers, longest = [], None
     totals = {"losses": 0, "draws": 0, "wins": 0}
     for tier in table.tiers:
-        row = {"tier": tier, "positions": table.tier_size(tier), "solved": tier in table.solved_tiers}
+        row = {"tier": tier, "name": table.game.tier_name(tier), "positions": table.tier_size(tier),
+               "solved": tier in table.solved_tiers}
         if row["solved"]:
             summary_ = table.tier_info(tier)
             for key in ("losses", "draws", "wins", "longest_win", "stored_bytes", "seconds"):
@@ -125,8 +189,7 @@ def info(table: Table) -> dict:
     size = table.size_on_disk()
     positions = sum(row["positions"] for row in tiers)
     result = {
-        "table": table.path, "game": meta["game"],
-        "description": meta.get("description", table.game.describe()),
+        "table": table.path, "game": meta["game"], "description": table.game.describe(),
         "parameters": meta["parameters"], "finished": table.finished,
         "format_version": meta["format_version"], "software": meta.get("software"),
         "positions_per_side": positions,
@@ -145,60 +208,6 @@ def info(table: Table) -> dict:
         position = table.stored_positions(tier, index, index + 1)[0]
         result["longest_win"] = {"remoteness": rem, "position": table.game.format_position(position)}
     return result
-
-
-def export(table: Table, out: str, fmt: str, max_stones: int | None,
-           progress: Progress | None = None) -> int:
-    """Write every position (both sides to move) with value and remoteness; returns rows.
-
-    The file appears whole or not at all: rows go to a temporary file beside `out`, which is
-    renamed over `out` at the end."""
-    game = table.game
-    tiers = [t for t in table.tiers if max_stones is None or t <= max_stones]
-    directory = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(2, "no such directory", directory)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".sowsolve-export-")
-    rows = 0
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            if fmt == "csv":
-                f.write("position,value,remoteness\n")
-            for tier in tiers:
-                bar = progress(table.tier_size(tier), f"export tier {tier}") if progress else None
-                for start, records in table.iter_blocks(tier):
-                    positions = table.stored_positions(tier, start, start + records.size)
-                    names, rems = _export_columns(game.value_kind, records)
-                    lines = []
-                    for position, name, rem in zip(positions, names, rems):
-                        for image in game.images(position):
-                            text = game.format_position(image)
-                            if fmt == "csv":
-                                lines.append(f"{text},{name},{'' if rem is None else rem}\n")
-                            else:
-                                lines.append(json.dumps({"position": text, "value": name,
-                                                         "remoteness": rem}) + "\n")
-                    f.write("".join(lines))
-                    rows += len(lines)
-                    if bar is not None:
-                        bar.update(records.size)
-                if bar is not None:
-                    bar.close()
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    return rows
-
-
-def _export_columns(value_kind: str, records: np.ndarray) -> tuple[list, list]:
-    """Value and remoteness columns of a block (remoteness None: endless play)."""
-    if value_kind == "margin":
-        rems = (records >> 8).tolist()
-        return ((records & 0xFF).astype(np.int16) - 128).tolist(), \
-            [None if r == REM_ENDLESS else r for r in rems]
-    return [str(n) for n in outcome_names(records)], (records >> 2).tolist()
 
 
 def _fold_python(options: list):
@@ -277,9 +286,11 @@ def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
                 expected = _expected(game, position, child_record)
                 checked += 1
                 if game.value_kind == "margin":
-                    if expected != stored_value.margin:
+                    if expected != stored_value:
                         failures.append(f"{game.format_position(position)}: stored margin "
-                                        f"{stored_value.margin}, its moves give {expected}")
+                                        f"{stored_value.margin} in {_plies(stored_value.remoteness)}, "
+                                        f"its moves give {expected.margin} in "
+                                        f"{_plies(expected.remoteness)}")
                 elif expected != stored_value:
                     failures.append(f"{game.format_position(position)}: stored {stored_value.value} "
                                     f"in {stored_value.remoteness}, its children give "
@@ -299,15 +310,46 @@ def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
             "failure_count": len(failures)}
 
 
+def _plies(remoteness) -> str:
+    return "no end" if remoteness is None else f"{remoteness} plies"
+
+
+def _expected_margin(game, position, child_record: Callable[[object], int]) -> Margin:
+    """The margin and remoteness a score position must have given its children's records.
+
+    The margin is the best of the moves (what the move banks minus the child's margin).  The
+    remoteness is that of a move keeping the margin, following the threshold attractors: where
+    the margin beats the leftover margin (the value of play that never captures again) the side
+    to move forces it and hurries, where it falls short the opponent forces it and the side to
+    move delays.  A margin equal to the leftover is final (remoteness 0) exactly when no move
+    captures and every child is final; otherwise it is scored like endless play: no end unless
+    every margin-keeping move ends, and then the slowest of them."""
+    moves = game.legal_moves(position)
+    leftover = game.leftover_margin(position)
+    if not moves:
+        return Margin(leftover, 0)
+    tier = game.locate(position)[0]
+    options = []
+    for move in moves:
+        child = game.play(position, move)
+        options.append((decode("margin", child_record(child)).for_mover(game.move_gain(position, move)),
+                        game.locate(child)[0] == tier))
+    margin = max(value.margin for value, _ in options)
+    keeping = [value.remoteness for value, _ in options if value.margin == margin]
+    if margin == leftover and all(same_tier and value.remoteness == 1 for value, same_tier in options):
+        return Margin(margin, 0)    # final: no capture can be reached any more
+    if margin > leftover:           # the side to move forces it: the quickest
+        finite = [r for r in keeping if r is not None]
+        return Margin(margin, min(finite) if finite else None)
+    if any(r is None for r in keeping):  # the opponent forces it, or nobody: the slowest
+        return Margin(margin, None)
+    return Margin(margin, max(keeping))
+
+
 def _expected(game, position, child_record: Callable[[object], int]):
-    """The value a position must have given its children's stored values (for score games,
-    the margin only: whether a position is final depends on its whole tier)."""
+    """The value a position must have given its children's stored values."""
     if game.value_kind == "margin":
-        moves = game.legal_moves(position)
-        if not moves:
-            return game.leftover_margin(position)
-        return max(game.move_gain(position, m) - decode("margin", child_record(game.play(position, m))).margin
-                   for m in moves)
+        return _expected_margin(game, position, child_record)
     outcome = game.outcome(position)
     if outcome is not None:
         return Value(outcome, 0)

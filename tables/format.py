@@ -1,10 +1,13 @@
-"""The table file format (version 1).
+"""The table file format (version 2).
 
-One SQLite file, one sqlitedict table named ``sowsolve``, keys as text, values as raw bytes:
+One SQLite file (rollback journal, never WAL) holding exactly one table, the sqlitedict table
+``sowsolve``: keys as text, values as raw bytes.
 
   meta              JSON: format, format_version, game, parameters, tiers, tier_sizes,
-                    block_records, solved_tiers, finished, software versions, timestamps
-  tier/<t>          JSON: the tier's summary (positions, wins, losses, draws, longest win...)
+                    block_records, indexing, solved_tiers, finished, software version,
+                    timestamps, and `checksum`
+  tier/<t>          JSON: the tier's summary (positions, wins, losses, draws, longest win...,
+                    keyed tables: each block's first key) and `checksum`
   block/<t>/<b>     one block of records of tier t: a header then a zstd frame
   keys/<t>/<b>      keyed tables only (games solved by search): the sorted canonical packed
                     positions whose records are in block/<t>/<b>, delta-coded the same way
@@ -12,27 +15,44 @@ One SQLite file, one sqlitedict table named ``sowsolve``, keys as text, values a
 A block holds up to `block_records` 16-bit records (solver/values.py) of consecutive indices,
 stored as two byte planes (low bytes, then high bytes), which compress better than the
 interleaved array.  Its header carries magic, tier, block number, record count, the CRC-32 of the
-records and the CRC-32 of the compressed bytes, so a flipped byte anywhere is caught on read.  Nothing is ever
-unpickled: the codecs below accept bytes and nothing else.
+records and the CRC-32 of the compressed bytes.
+
+Every checksum is seeded with the bytes of what the value belongs to, so a value that is intact
+but sits in the wrong place fails too:
+
+  meta              CRC-32 of b"meta" and the canonical JSON of the other fields
+  tier/<t>          CRC-32 of the game's identity (canonical JSON of game name and parameters),
+                    the tier, and the canonical JSON of the other fields
+  block/<t>/<b>     both CRC-32s seeded with the identity (and the tier and block in the header)
+  keys/<t>/<b>      seeded with the identity and the tier's list of first keys, so that the
+                    block index in the summary cannot change without every key block failing
+
+Version 1 had no checksums on metadata and summaries; its tables are refused (rebuild them with
+`sowsolve solve ... --force`).  Nothing is ever unpickled: the codecs below accept bytes and
+nothing else, and no block is decompressed beyond its expected size.
 """
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import struct
+import threading
 import zlib
 
 import numpy as np
 import zstandard
 
 FORMAT_NAME = "sowsolve-table"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 TABLE_NAME = "sowsolve"
 BLOCK_RECORDS = 1 << 16
-BLOCK_MAGIC = b"SWB1"
-KEYS_MAGIC = b"SWK1"
+BLOCK_MAGIC = b"SWB2"
+KEYS_MAGIC = b"SWK2"
 BLOCK_HEADER = struct.Struct("<4sHIIII")  # magic, tier, block, records, crc32 records, crc32 stored
 ZSTD_LEVEL = 9
+MAX_META_BYTES = 1 << 20
+MAX_TEXT = 200                 # description, initial position, timestamps, versions
 
 
 class TableError(Exception):
@@ -44,11 +64,15 @@ class TableMissing(TableError, FileNotFoundError):
 
 
 class ForeignTable(TableError, ValueError):
-    """Not a sowsolve table (another file, another format, or another version)."""
+    """Not a sowsolve table (another file, another format, a WAL-mode or altered schema)."""
 
 
 class CorruptTable(TableError, ValueError):
     """A sowsolve table whose stored bytes fail their checks."""
+
+
+class OutdatedTable(TableError, RuntimeError):
+    """A sowsolve table of another format version: rebuild it."""
 
 
 class UnfinishedTable(TableError, RuntimeError):
@@ -61,6 +85,22 @@ class NotInTable(TableError, LookupError):
 
 class TableMismatch(TableError, ValueError):
     """A table of another game or board than the one asked for."""
+
+
+class TableBusy(TableError, RuntimeError):
+    """Another process writes the table (or holds SQLite's lock longer than we wait)."""
+
+
+class TableClosed(TableError, ValueError):
+    """A Table used after close()."""
+
+
+class TableIOError(TableError, OSError):
+    """The file could not be read or written (permissions, I/O errors)."""
+
+
+class DiskFull(TableIOError):
+    """The file system ran out of space while writing."""
 
 
 def encode_value(value: bytes) -> sqlite3.Binary:
@@ -89,16 +129,55 @@ def tier_key(tier: int) -> str:
 
 
 def dump_json(obj) -> bytes:
-    return json.dumps(obj, sort_keys=True).encode()
+    """Canonical JSON: what checksums are computed over."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
-def load_json(data: bytes, what: str) -> dict:
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number")
+
+
+def load_json(data: bytes, what: str, error=ForeignTable) -> dict:
     try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ForeignTable(f"the {what} is not JSON: not a sowsolve table, or altered") from None
+        obj = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise error(f"the {what} is not JSON: not a sowsolve table, or altered") from None
     if not isinstance(obj, dict):
-        raise ForeignTable(f"the {what} is not a JSON object: not a sowsolve table, or altered")
+        raise error(f"the {what} is not a JSON object: not a sowsolve table, or altered")
+    return obj
+
+
+def identity(game: str, parameters: dict) -> bytes:
+    """What a table is a table of, as bytes: bound into every summary and block checksum."""
+    return dump_json({"game": game, "parameters": parameters})
+
+
+def summary_context(ident: bytes, tier: int) -> bytes:
+    return ident + b"/tier/%d" % tier
+
+
+def keys_context(ident: bytes, tier: int, first_keys: list[int]) -> bytes:
+    return summary_context(ident, tier) + b"/first_keys/" + dump_json(first_keys)
+
+
+def _json_crc(obj: dict, context: bytes) -> int:
+    return zlib.crc32(dump_json(obj), zlib.crc32(context + b"\0"))
+
+
+def seal_json(obj: dict, context: bytes) -> bytes:
+    """The stored form of a metadata or summary object: canonical JSON with its checksum."""
+    body = {k: v for k, v in obj.items() if k != "checksum"}
+    return dump_json(dict(body, checksum=_json_crc(body, context)))
+
+
+def open_json(data: bytes, what: str, context: bytes, error=CorruptTable) -> dict:
+    """A sealed object whose checksum matches; CorruptTable otherwise (checksum removed)."""
+    obj = load_json(data, what, error)
+    checksum = obj.pop("checksum", None)
+    if checksum is None:
+        raise CorruptTable(f"the {what} has no checksum")
+    if type(checksum) is not int or checksum != _json_crc(obj, context):
+        raise CorruptTable(f"the {what} fails its checksum (altered, or of another table)")
     return obj
 
 
@@ -112,21 +191,67 @@ def _unplanes(data: bytes, dtype: str) -> np.ndarray:
     return np.frombuffer(data, dtype=np.uint8).reshape(size, -1).T.copy().view(dtype).ravel()
 
 
-def encode_block(tier: int, block: int, array: np.ndarray) -> bytes:
-    """A block of records (uint16) or of sorted keys (uint64, stored as deltas)."""
+def stored_size_bound(expected: int, keys: bool = False) -> int:
+    """The most bytes a stored block of `expected` entries can take (zstd's compress bound of
+    the planes, plus frame and block headers): anything larger is refused unread."""
+    n = expected * (8 if keys else 2)
+    bound = n + (n >> 8) + (((128 << 10) - n) >> 11 if n < (128 << 10) else 0)
+    return BLOCK_HEADER.size + bound + 64
+
+
+def encode_block(tier: int, block: int, array: np.ndarray, context: bytes) -> bytes:
+    """A block of records (uint16) or of sorted keys (uint64, stored as deltas); `context`
+    (identity, and for keys the tier's first keys) seeds both checksums."""
     if array.dtype == np.uint64:
         magic, raw = KEYS_MAGIC, np.ascontiguousarray(array, dtype="<u8")
         words = np.diff(raw, prepend=np.uint64(0)).astype("<u8")
     else:
         magic, raw = BLOCK_MAGIC, np.ascontiguousarray(array, dtype="<u2")
         words = raw
+    seed = zlib.crc32(context)
     payload = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True).compress(_planes(words))
-    header = BLOCK_HEADER.pack(magic, tier, block, raw.size, zlib.crc32(raw.tobytes()),
-                               zlib.crc32(payload))
+    header = BLOCK_HEADER.pack(magic, tier, block, raw.size, zlib.crc32(raw.tobytes(), seed),
+                               zlib.crc32(payload, seed))
     return header + payload
 
 
-def decode_block(data: bytes, tier: int, block: int, expected: int, keys: bool = False) -> np.ndarray:
+_local = threading.local()
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    dctx = getattr(_local, "dctx", None)
+    if dctx is None:
+        dctx = _local.dctx = zstandard.ZstdDecompressor()
+    return dctx
+
+
+def bounded_decompress(payload: bytes, size: int, where: str) -> bytes:
+    """The content of one zstd frame that must hold exactly `size` bytes: never more than
+    size + 1 bytes are produced, whatever the frame declares or holds."""
+    try:
+        declared = zstandard.frame_content_size(payload)
+    except zstandard.ZstdError:
+        raise CorruptTable(f"{where} is not a zstd frame") from None
+    if declared != size:
+        raise CorruptTable(f"{where} declares {declared} bytes; expected {size}")
+    parts, got = [], 0
+    try:
+        with _decompressor().stream_reader(payload, read_across_frames=False) as reader:
+            while got <= size:
+                part = reader.read(size + 1 - got)
+                if not part:
+                    break
+                parts.append(part)
+                got += len(part)
+    except zstandard.ZstdError as exc:
+        raise CorruptTable(f"{where} does not decompress ({exc})") from None
+    if got != size:
+        raise CorruptTable(f"{where} holds {'more' if got > size else got} bytes; expected {size}")
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def decode_block(data: bytes, tier: int, block: int, expected: int, keys: bool = False,
+                 context: bytes = b"") -> np.ndarray:
     """Records (or keys) of a stored block, every check passed; CorruptTable otherwise."""
     what = "keys" if keys else "block"
     where = f"{what} {block} of tier {tier}"
@@ -134,23 +259,119 @@ def decode_block(data: bytes, tier: int, block: int, expected: int, keys: bool =
     width = np.dtype(dtype).itemsize
     if len(data) < BLOCK_HEADER.size:
         raise CorruptTable(f"{where} is truncated ({len(data)} bytes)")
+    if len(data) > stored_size_bound(expected, keys):
+        raise CorruptTable(f"{where} takes {len(data):,} bytes, more than {expected} entries can")
     magic, htier, hblock, count, crc, payload_crc = BLOCK_HEADER.unpack_from(data)
     if magic != magic_expected:
         raise CorruptTable(f"{where} does not start with a sowsolve {what} header")
     if (htier, hblock, count) != (tier, block, expected):
         raise CorruptTable(f"{where} claims to be {what} {hblock} of tier {htier} with {count} "
                            f"entries; expected {expected}")
+    seed = zlib.crc32(context)
     payload = data[BLOCK_HEADER.size:]
-    if zlib.crc32(payload) != payload_crc:
-        raise CorruptTable(f"{where} fails its checksum")
-    try:
-        planes = zstandard.ZstdDecompressor().decompress(payload, max_output_size=width * expected)
-    except zstandard.ZstdError as exc:
-        raise CorruptTable(f"{where} does not decompress ({exc})") from None
-    if len(planes) != width * expected:
-        raise CorruptTable(f"{where} holds {len(planes)} bytes, expected {width * expected}")
+    if zlib.crc32(payload, seed) != payload_crc:
+        raise CorruptTable(f"{where} fails its checksum (altered, or of another table)")
+    planes = bounded_decompress(payload, width * expected, where)
     words = _unplanes(planes, dtype)
     raw = np.cumsum(words, dtype="<u8") if keys else words
-    if zlib.crc32(raw.tobytes()) != crc:
-        raise CorruptTable(f"{where} fails its checksum")
+    if zlib.crc32(raw.tobytes(), seed) != crc:
+        raise CorruptTable(f"{where} fails its checksum (altered, or of another table)")
     return raw.astype(np.uint64 if keys else np.uint16, copy=False)
+
+
+# --- metadata and summaries: every field type- and range-checked ---------------------------
+
+def _is_int(x) -> bool:
+    return type(x) is int
+
+
+def _is_number(x) -> bool:
+    return (type(x) is int or type(x) is float) and math.isfinite(x)
+
+
+def _short_text(x) -> bool:
+    return isinstance(x, str) and len(x) <= MAX_TEXT
+
+
+def _int_list(x, limit: int = 100_000) -> bool:
+    return isinstance(x, list) and len(x) <= limit and all(_is_int(v) for v in x)
+
+
+#: field -> (required, check).  Tier lists and sizes are checked against the game in store.py.
+#: A field not named here must be a scalar (a later sowsolve may add one).
+META_FIELDS = {
+    "format": (True, lambda v: v == FORMAT_NAME),
+    "format_version": (True, lambda v: v == FORMAT_VERSION),
+    "game": (True, _short_text),
+    "parameters": (True, lambda v: isinstance(v, dict) and len(v) <= 8 and all(
+        isinstance(x, (int, str)) and not isinstance(x, bool) and len(str(x)) <= 20
+        for x in v.values())),
+    "description": (True, _short_text),
+    "initial": (True, _short_text),
+    "tiers": (True, lambda v: _int_list(v) and all(0 <= t < 1 << 16 for t in v)),
+    "tier_sizes": (True, lambda v: isinstance(v, dict) and len(v) <= 100_000 and all(
+        _is_int(n) and 0 <= n < 1 << 48 for n in v.values())),
+    "block_records": (True, lambda v: _is_int(v) and v == BLOCK_RECORDS),
+    "indexing": (True, lambda v: v in ("dense", "keys")),
+    "solved_tiers": (True, lambda v: _int_list(v) and len(set(v)) == len(v)),
+    "finished": (True, lambda v: type(v) is bool),
+    "software": (True, lambda v: isinstance(v, dict) and len(v) <= 8 and all(
+        _short_text(x) for x in v.values())),
+    "created": (True, _short_text),
+    "finished_at": (False, _short_text),
+    "solve_seconds": (False, lambda v: v is None or (_is_number(v) and v >= 0)),
+    "threads": (False, lambda v: _is_int(v) and 0 < v < 1 << 20),
+}
+
+
+def _scalar(v) -> bool:
+    return v is None or type(v) is bool or _is_number(v) or _short_text(v)
+
+
+def check_meta_fields(meta: dict) -> None:
+    """Types and ranges of every metadata field; CorruptTable naming the first bad one."""
+    for key, (required, check) in META_FIELDS.items():
+        if key not in meta:
+            if required:
+                raise CorruptTable(f"the metadata lacks {key!r}")
+            continue
+        if not check(meta[key]):
+            raise CorruptTable(f"the metadata's {key!r} is not valid")
+    for key in sorted(set(meta) - set(META_FIELDS)):
+        if len(key) > 40 or not _scalar(meta[key]):
+            raise CorruptTable(f"the metadata's field {key[:40]!r} is not valid")
+
+
+def check_summary_fields(info: dict, label: str, positions: int, margin: bool,
+                         blocks: int | None) -> None:
+    """Types and ranges of a tier summary (`label` names it in the error); `blocks` is the
+    number of key blocks of a keyed tier (first_keys required), None for a dense one."""
+    counts = ("losses", "draws", "wins", "unsolved")
+    fields = {"positions": lambda v: v == positions,
+              **{k: (lambda v: 0 <= v <= positions) for k in counts},
+              "longest_win": lambda v: 0 <= v < (255 if margin else 1 << 14),
+              "longest_win_index": lambda v: -1 <= v < positions,
+              "stored_bytes": lambda v: 0 <= v < 1 << 48}
+    optional = {"seconds": lambda v: _is_number(v) and v >= 0, "endless": lambda v: _is_int(v) and 0 <= v <= positions,
+                "final": lambda v: _is_int(v) and 0 <= v <= positions}
+    for key, check in fields.items():
+        value = info.get(key)
+        if not _is_int(value) or not check(value):
+            raise CorruptTable(f"{label}'s {key!r} is missing or not valid")
+    for key, check in optional.items():
+        if key in info and not check(info[key]):
+            raise CorruptTable(f"{label}'s {key!r} is not valid")
+    if info["unsolved"] or sum(info[k] for k in counts) != positions:
+        raise CorruptTable(f"{label}'s counts do not add up to its positions")
+    known = set(fields) | set(optional) | {"first_keys"}
+    if blocks is not None:
+        first = info.get("first_keys")
+        if (not _int_list(first, blocks) or len(first) != blocks
+                or not all(0 < k < 1 << 64 for k in first)
+                or any(a >= b for a, b in zip(first, first[1:]))):
+            raise CorruptTable(f"{label}'s block index (first_keys) is not valid")
+    elif "first_keys" in info:
+        raise CorruptTable(f"{label} has a block index, but the table is not keyed")
+    for key in sorted(set(info) - known):
+        if len(key) > 40 or not _scalar(info[key]):
+            raise CorruptTable(f"{label}'s field {key[:40]!r} is not valid")

@@ -1,13 +1,33 @@
 """Reading and writing table files (format.py): the writer is the solver's TierStore; the
-reader answers probes one block at a time."""
+reader answers probes one block at a time.
+
+Files are sqlitedict tables.  sqlitedict normally runs each connection in a worker thread that
+turns synchronous writes off and logs (rather than raises) some errors; here its connection is
+`_Connection`, which runs in the caller's thread, raises every SQLite error as a TableError
+naming the file, opens readers with `query_only` and never changes a file's journal mode, and
+gives writers `synchronous=FULL` with the rollback journal.
+
+Everything read from a file is checked before use: the SQLite header (no WAL) and schema (one
+table, nothing else), the metadata's checksum, every field's type and range, its tiers and tier
+sizes against the game's own, each summary's checksum and fields, and each block's size (before
+it is read), checksums, record values and (keyed tables) keys.  A writer holds an exclusive
+flock on the file for its lifetime: one writer per table.
+"""
 from __future__ import annotations
 
 import bisect
-import contextlib
+import copy
 import datetime as _dt
+import errno
+import fcntl
+import logging
+import math
 import os
+import secrets
 import sqlite3
-import tempfile
+import stat
+import threading
+import urllib.parse
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata as _metadata
@@ -17,15 +37,32 @@ import numpy as np
 from sqlitedict import SqliteDict
 
 from ..solver.contract import Game
-from ..solver.errors import BadParameters, BadPosition
-from ..solver.games import make_game
+from ..solver.errors import BadParameters, BadPosition, quote
+from ..solver.games import GAMES, make_game
+from ..solver.search import SIDE_BIT, discs_of
 from ..solver.values import decode
-from .format import (BLOCK_RECORDS, FORMAT_NAME, FORMAT_VERSION, TABLE_NAME, CorruptTable,
-                     ForeignTable, NotInTable, TableError, TableMismatch, TableMissing, UnfinishedTable,
-                     block_key, decode_block, decode_value, dump_json, encode_block, encode_value,
-                     keys_key, load_json, tier_key)
+from .format import (BLOCK_RECORDS, FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES, TABLE_NAME,
+                     CorruptTable, DiskFull, ForeignTable, NotInTable, OutdatedTable, TableBusy,
+                     TableClosed, TableError, TableIOError, TableMismatch, TableMissing,
+                     UnfinishedTable, block_key, check_meta_fields, check_summary_fields,
+                     decode_block, decode_value, encode_block, encode_value, identity, keys_context,
+                     keys_key, load_json, open_json, seal_json, stored_size_bound, summary_context,
+                     tier_key)
+
+__all__ = ["Table", "TableWriter", "open_table", "TableBusy"]
 
 BLOCK_CACHE = 16
+SQLITE_MAGIC = b"SQLite format 3\x00"
+LOCK_TIMEOUT = 30.0
+SCHEMA = [("table", TABLE_NAME, TABLE_NAME,
+           f'CREATE TABLE "{TABLE_NAME}" (key TEXT PRIMARY KEY, value BLOB)'),
+          ("index", f"sqlite_autoindex_{TABLE_NAME}_1", TABLE_NAME, None)]
+TEMP_PREFIX = ".sowsolve-new-"
+
+# sqlitedict logs from its worker thread; sowsolve reports errors itself, in one sentence.
+_sqlitedict_log = logging.getLogger("sqlitedict")
+_sqlitedict_log.addHandler(logging.NullHandler())
+_sqlitedict_log.propagate = False
 
 
 def _version() -> str:
@@ -39,95 +76,428 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
-LOCK_TIMEOUT = 30.0
+# --- SQLite ----------------------------------------------------------------------------------
+
+def _disk_full(message: str) -> DiskFull:
+    exc = DiskFull(message)         # str() is the sentence alone, errno still says ENOSPC
+    exc.errno = errno.ENOSPC
+    return exc
 
 
-class TableBusy(TableError, RuntimeError):
-    """Another process holds the table's lock for longer than we wait."""
+def _table_error(exc: sqlite3.Error, path: str) -> TableError:
+    """One sentence for an SQLite error on a table file."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    text = str(exc)
+    lowered = text.lower()
+    if code == 13 or "disk is full" in lowered:                          # SQLITE_FULL
+        return _disk_full(f"disk full while writing {path}")
+    if code in (5, 6) or "locked" in lowered or "busy" in lowered:       # BUSY, LOCKED
+        return TableBusy(f"{path} is locked by another process (a solve committing a tier?); "
+                         f"try again")
+    if code in (3, 8, 10, 14, 23):        # PERM, READONLY, IOERR, CANTOPEN, AUTH
+        return TableIOError(f"cannot use {path}: SQLite says {text}")
+    if code == 26:                                                        # NOTADB
+        return ForeignTable(f"{path} is not a sowsolve table (SQLite says: {text})")
+    return CorruptTable(f"{path} is corrupt: SQLite says {text}")
 
 
-def _check_sqlite_file(path: str) -> None:
-    """Refuse a file that is not an SQLite database holding our table, before sqlitedict's
-    worker thread meets it (it would only log the error)."""
-    with open(path, "rb") as f:
-        if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-            raise ForeignTable(f"{path} is not a sowsolve table (not an SQLite file)")
+class _Connection:
+    """The connection sqlitedict's SqliteDict expects (the interface of its SqliteMultithread:
+    execute, executemany, select, select_one, commit, close), run in the caller's thread, so
+    that every error reaches the caller and no thread is left behind."""
+
+    autocommit = False
+
+    def __init__(self, path: str, writable: bool, create: bool = False):
+        self.path = path
+        mode = "rwc" if create else "rw"
+        uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode={mode}"
+        self._lock = threading.RLock()
+        try:
+            self._db = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise _table_error(exc, path) from None
+        try:
+            self._run("PRAGMA trusted_schema = OFF")
+            if writable:
+                # The file's header said rollback journal (never WAL), so this changes nothing
+                # in the file; it only fixes this connection's mode.
+                mode = self._run("PRAGMA journal_mode = DELETE")
+                if not mode or str(mode[0][0]).lower() != "delete":
+                    raise TableIOError(f"cannot use a rollback journal for {path}")
+                self._run("PRAGMA synchronous = FULL")
+            else:
+                self._run("PRAGMA query_only = ON")
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _run(self, req: str, arg=None) -> list:
+        with self._lock:
+            if self._db is None:
+                raise TableClosed(f"{self.path} is closed")
+            try:
+                return self._db.execute(req, arg or ()).fetchall()
+            except sqlite3.Error as exc:
+                raise _table_error(exc, self.path) from None
+
+    # --- the SqliteMultithread interface ------------------------------------------------
+    def execute(self, req, arg=None, res=None):
+        rows = self._run(req, arg)
+        if res is not None:       # not used by SqliteDict, kept for the interface
+            for row in rows:
+                res.put(row)
+
+    def executemany(self, req, items):
+        for item in items:
+            self._run(req, item)
+
+    def select(self, req, arg=None):
+        return iter(self._run(req, arg))
+
+    def select_one(self, req, arg=None):
+        rows = self._run(req, arg)
+        return rows[0] if rows else None
+
+    def commit(self, blocking=True):
+        with self._lock:
+            try:
+                self._db.commit()
+            except sqlite3.Error as exc:
+                raise _table_error(exc, self.path) from None
+
+    def rollback(self):
+        with self._lock:
+            if self._db is not None:
+                try:
+                    self._db.rollback()
+                except sqlite3.Error:
+                    pass           # the connection's close rolls back what is left
+
+    def close(self, force=False):
+        with self._lock:
+            db, self._db = self._db, None
+            if db is not None:
+                db.close()          # an uncommitted transaction is rolled back
+
+    # --- sowsolve's own reads ----------------------------------------------------------
+    def get_bounded(self, key: str, limit: int):
+        """The value stored under `key` (None when there is none), refused unread when it is
+        longer than `limit` bytes."""
+        rows = self._run(f'SELECT length(value), CASE WHEN length(value) <= ? THEN value END '
+                         f'FROM "{TABLE_NAME}" WHERE key = ?', (limit, key))
+        if not rows:
+            return None
+        length, value = rows[0]
+        if value is None and length is not None:
+            raise CorruptTable(f"{self.path} is corrupt: its value {key!r} takes {length:,} "
+                               f"bytes, more than it can")
+        return decode_value(value)
+
+
+class _TableDict(SqliteDict):
+    """A SqliteDict over a `_Connection` that the caller opened and checked."""
+
+    def __init__(self, path: str, conn: _Connection, flag: str):
+        self._premade = conn
+        try:
+            super().__init__(path, tablename=TABLE_NAME, flag=flag, autocommit=False,
+                             encode=encode_value, decode=decode_value)   # never pickle
+        except sqlite3.Error as exc:
+            conn.close()
+            raise _table_error(exc, path) from None
+        except BaseException:
+            conn.close()
+            raise
+
+    def _new_conn(self):
+        return self._premade
+
+
+def _check_header(path: str) -> None:
+    """An SQLite file in rollback-journal mode, judged from its first bytes before SQLite opens
+    it: opening a WAL file (or letting sqlitedict set its journal mode) would change it."""
     try:
-        # Not read-only: a hot journal left by a killed writer must be rolled back, and only a
-        # read-write connection can do that (the file exists, so nothing is created).
-        with contextlib.closing(sqlite3.connect(path, timeout=LOCK_TIMEOUT)) as db:
-            names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise TableBusy(f"{path} is locked by another process (a solve committing a tier?); "
-                            f"try again") from None
-        raise ForeignTable(f"{path} is not a sowsolve table (SQLite says: {exc})") from None
-    except sqlite3.DatabaseError as exc:
-        raise ForeignTable(f"{path} is not a sowsolve table (SQLite says: {exc})") from None
+        with open(path, "rb") as f:
+            header = f.read(100)
+    except IsADirectoryError:
+        raise TableMissing(f"{path} is a directory, not a table file") from None
+    except OSError as exc:
+        raise TableIOError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        raise ForeignTable(f"{path} is not a sowsolve table (not an SQLite file)")
+    if header[18:20] != b"\x01\x01":
+        if 2 in header[18:20]:
+            raise ForeignTable(f"{path} is in SQLite's WAL mode; sowsolve tables use the rollback "
+                               f"journal (`sqlite3 {path} 'PRAGMA journal_mode=DELETE'` converts it)")
+        raise ForeignTable(f"{path} is not a sowsolve table (an SQLite file format sowsolve "
+                           f"does not write)")
+
+
+def _check_schema(conn: _Connection) -> None:
+    """Exactly the sqlitedict table, nothing else: no trigger, view, index or other table can
+    run or hide anything."""
+    rows = conn._run("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type DESC, name")
+    if [tuple(r) for r in rows] == SCHEMA:
+        return
+    names = {r[1] for r in rows if r[0] == "table"}
     if TABLE_NAME not in names:
-        raise ForeignTable(f"{path} is not a sowsolve table (it has no {TABLE_NAME!r} table)")
+        raise ForeignTable(f"{conn.path} is not a sowsolve table (it has no {TABLE_NAME!r} table)")
+    extra = [r for r in rows if (r[0], r[1]) not in {(s[0], s[1]) for s in SCHEMA}]
+    if extra:
+        kind, name = extra[0][0], str(extra[0][1])
+        raise ForeignTable(f"{conn.path} is not a sowsolve table: it also holds the {kind} "
+                           f"{quote(name)}, and sowsolve uses no file that holds more than its table")
+    raise ForeignTable(f"{conn.path} is not a sowsolve table (its {TABLE_NAME!r} table is "
+                       f"defined differently)")
 
 
-def _open_sqlitedict(path: str, flag: str) -> SqliteDict:
-    if os.path.exists(path):
-        _check_sqlite_file(path)
+def _open_dict(path: str, writable: bool) -> _TableDict:
+    """An existing table file, header and schema checked, as a SqliteDict."""
+    _check_header(path)
+    conn = _Connection(path, writable)
     try:
-        db = SqliteDict(path, encode=encode_value, decode=decode_value,  # never pickle
-                        tablename=TABLE_NAME, flag=flag, autocommit=False)
-        "meta" in db  # noqa: B015 - touches the file, so a non-SQLite file fails here
-        return db
-    except sqlite3.DatabaseError as exc:
-        raise ForeignTable(f"{path} is not a sowsolve table (SQLite says: {exc})") from None
-    except RuntimeError as exc:  # sqlitedict: missing table in read mode
-        raise ForeignTable(f"{path} is not a sowsolve table ({exc})") from None
+        _check_schema(conn)
+    except BaseException:
+        conn.close()
+        raise
+    # flag "c" for readers too: their connection is query_only, and sqlitedict's CREATE TABLE IF
+    # NOT EXISTS is a no-op on the checked schema; flag "r" would open a second connection
+    # (sqlitedict's get_tablenames) that lingers until the garbage collector finds it.
+    return _TableDict(path, conn, "c")
 
 
-class Table:
-    """A table file opened for reading.  `probe()` raises; `get()` returns a default."""
+# --- what a file holds, checked against its game ----------------------------------------------
 
-    def __init__(self, path: str, allow_unfinished: bool = False):
+def _rebuild_hint(path: str, meta: dict) -> str:
+    game, params = meta.get("game"), meta.get("parameters")
+    options = "..."
+    if isinstance(game, str) and game in GAMES and isinstance(params, dict):
+        options = " ".join([game] + [f"--{k[:10]} {str(v)[:20]}" for k, v in params.items()])
+    return f"`sowsolve solve {options} --table {path} --force`"
+
+
+def _max_keyed_tier(game: Game, tier: int) -> int:
+    """Most positions a keyed tier can hold: every spread of its discs, either side to move."""
+    cells = game.ncells
+    return 2 * math.comb(tier + cells - 1, cells - 1)
+
+
+def _check_game(meta: dict, path: str) -> Game:
+    """The game the metadata names, with tiers, sizes and solved tiers that are the game's."""
+    def corrupt(what: str) -> CorruptTable:
+        return CorruptTable(f"{path} is corrupt: {what}")
+
+    if meta["game"] not in GAMES:
+        raise corrupt(f"it names the unknown game {quote(meta['game'])}")
+    try:
+        game = make_game(meta["game"], **meta["parameters"])
+    except (BadParameters, TypeError) as exc:
+        raise corrupt(f"it names a board sowsolve cannot build ({exc})") from None
+    if game.parameters() != meta["parameters"]:
+        raise corrupt("its parameters are not those of the board they describe")
+    if meta["indexing"] != game.indexing:
+        raise corrupt(f"its indexing {meta['indexing']!r} is not that of {game.describe()} "
+                      f"({game.indexing!r})")
+    tiers, sizes, solved = meta["tiers"], meta["tier_sizes"], meta["solved_tiers"]
+    if game.indexing == "dense":
+        order = list(game.tiers())
+        if tiers != order:
+            raise corrupt(f"its tier list is not that of {game.describe()}")
+        if set(sizes) != {str(t) for t in order}:
+            raise corrupt("its tier sizes do not name the game's tiers")
+        for t in order:
+            if sizes[str(t)] != game.tier_size(t):
+                raise corrupt(f"it gives tier {t} {sizes[str(t)]} positions; the game has "
+                              f"{game.tier_size(t)}")
+        if solved != order[:len(solved)]:
+            raise corrupt("its solved tiers are not the first tiers in solving order")
+    else:
+        if not getattr(game.kernel(), "keyable", False):
+            raise corrupt(f"positions of {game.describe()} do not pack into keys")
+        if any(not 1 <= t <= game.ncells for t in tiers) or tiers != sorted(set(tiers)):
+            raise corrupt("its tier list is not valid for the board")
+        if set(sizes) != {str(t) for t in tiers}:
+            raise corrupt("its tier sizes do not name its tiers")
+        for t in tiers:
+            if not 1 <= sizes[str(t)] <= _max_keyed_tier(game, t):
+                raise corrupt(f"it gives tier {t} {sizes[str(t)]} positions, more than the board "
+                              f"has (or none)")
+        if not set(solved) <= set(tiers):
+            raise corrupt("it marks tiers solved that it does not hold")
+    if meta["finished"] and sorted(solved) != sorted(tiers):
+        raise corrupt("it is marked finished but not every tier is solved")
+    return game
+
+
+class _TableFile:
+    """What Table and TableWriter share: the open file, its checked metadata and game, and
+    checked loads of summaries and blocks."""
+
+    path: str
+    _db: _TableDict | None
+
+    def _get(self, key: str, limit: int) -> bytes | None:
+        if self._db is None:
+            raise TableClosed(f"{self.path}: the table is closed")
+        return self._db.conn.get_bounded(key, limit)
+
+    def _load_meta(self) -> None:
+        raw = self._get("meta", MAX_META_BYTES)
+        if raw is None:
+            raise ForeignTable(f"{self.path} is not a sowsolve table (no metadata)")
+        plain = load_json(raw, f"metadata of {self.path}", ForeignTable)
+        if plain.get("format") != FORMAT_NAME:
+            raise ForeignTable(f"{self.path} is not a sowsolve table")
+        version = plain.get("format_version")
+        if version != FORMAT_VERSION or type(version) is not int:
+            if version == 1:
+                raise OutdatedTable(
+                    f"{self.path} is a table of format version 1, which predates checksummed "
+                    f"metadata; rebuild it with {_rebuild_hint(self.path, plain)}")
+            raise OutdatedTable(f"{self.path} has table format version {quote(str(version), 20)}; "
+                                f"this sowsolve reads version {FORMAT_VERSION}")
+        try:
+            meta = open_json(raw, "metadata", b"meta")
+            check_meta_fields(meta)
+        except CorruptTable as exc:
+            raise CorruptTable(f"{self.path} is corrupt: {exc}") from None
+        self.game: Game = _check_game(meta, self.path)
+        self.meta = meta
+        self.ident = identity(meta["game"], meta["parameters"])
+        self.keyed = meta["indexing"] == "keys"
+        self.block_records = meta["block_records"]
+        self._solved = set(meta["solved_tiers"])
+        self._summaries: dict[int, dict] = {}
+
+    # --- structure ----------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return bool(self.meta["finished"])
+
+    @property
+    def tiers(self) -> list[int]:
+        return list(self.meta["tiers"])
+
+    @property
+    def solved_tiers(self) -> list[int]:
+        return list(self.meta["solved_tiers"])
+
+    def tier_size(self, tier: int) -> int:
+        return self.meta["tier_sizes"][str(tier)]
+
+    def blocks_of(self, tier: int) -> int:
+        return -(-self.tier_size(tier) // self.block_records)
+
+    def tier_info(self, tier: int) -> dict:
+        """The checked summary of a solved tier."""
+        info = self._summaries.get(tier)
+        if info is not None:
+            return info
+        if tier not in self._solved:
+            raise UnfinishedTable(f"tier {tier} of {self.path} is not solved yet")
+        blocks = self.blocks_of(tier)
+        raw = self._get(tier_key(tier), 4096 + 24 * blocks)
+        if raw is None:
+            raise CorruptTable(f"{self.path} is corrupt: it lacks the summary of tier {tier}")
+        label = f"the summary of tier {tier}"
+        try:
+            info = open_json(raw, f"summary of tier {tier}", summary_context(self.ident, tier))
+            check_summary_fields(info, label, self.tier_size(tier),
+                                 self.game.value_kind == "margin", blocks if self.keyed else None)
+        except CorruptTable as exc:
+            raise CorruptTable(f"{self.path} is corrupt: {exc}") from None
+        self._summaries[tier] = info
+        return info
+
+    def _load_block(self, tier: int, block: int, keys: bool = False) -> np.ndarray:
+        """Records (or keys) of one block, every check passed."""
+        if tier not in self._solved:
+            raise UnfinishedTable(f"tier {tier} of {self.path} is not solved yet")
+        if not 0 <= block < self.blocks_of(tier):
+            raise IndexError(f"tier {tier} has no block {block}")
+        count = min(self.block_records, self.tier_size(tier) - block * self.block_records)
+        what = "keys" if keys else "block"
+        if keys:
+            first_keys = self.tier_info(tier)["first_keys"]
+            context = keys_context(self.ident, tier, first_keys)
+        else:
+            context = self.ident
+        data = self._get(keys_key(tier, block) if keys else block_key(tier, block),
+                         stored_size_bound(count, keys))
+        if data is None:
+            raise CorruptTable(f"{self.path} is corrupt: it lacks {what} {block} of tier {tier}")
+        try:
+            array = decode_block(data, tier, block, count, keys, context)
+            if keys:
+                _check_keys(self.game, tier, block, array, first_keys)
+            else:
+                _check_records(self.game, tier, block, array)
+        except CorruptTable as exc:
+            raise CorruptTable(f"{self.path} is corrupt: {exc}") from None
+        return array
+
+    def _tier_records(self, tier: int, keys: bool = False) -> np.ndarray:
+        parts = [self._load_block(tier, b, keys) for b in range(self.blocks_of(tier))]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64 if keys else np.uint16)
+
+
+def _check_records(game: Game, tier: int, block: int, records: np.ndarray) -> None:
+    """Every record of a solved tier holds a value the game can have there."""
+    if game.value_kind == "margin":
+        stones = game.tier_stones(tier) if hasattr(game, "tier_stones") else 127
+        margins = (records & 0xFF).astype(np.int16) - 128
+        bad = (records == 0) | (np.abs(margins) > stones)
+    else:
+        bad = (records & 3) == 0
+    if bad.any():
+        raise CorruptTable(f"block {block} of tier {tier} holds a record no position can have")
+
+
+def _check_keys(game: Game, tier: int, block: int, keys: np.ndarray, first_keys: list) -> None:
+    """Keys of a keyed tier: packings of `tier` discs on the board's cells (so the kernel can
+    unpack them), strictly increasing across the tier, matching the summary's block index."""
+    where = f"keys {block} of tier {tier}"
+    if int(keys[0]) != first_keys[block] or (
+            block + 1 < len(first_keys) and int(keys[-1]) >= first_keys[block + 1]):
+        raise CorruptTable(f"{where} disagree with the tier's block index")
+    if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+        raise CorruptTable(f"{where} are not strictly increasing")
+    body = keys & ~SIDE_BIT
+    if not bool(np.all(discs_of(keys) == tier)) or bool(np.any(body >> np.uint64(tier + game.ncells))):
+        raise CorruptTable(f"{where} hold positions that are not packings of {tier} discs")
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+class Table(_TableFile):
+    """A table file opened for reading.
+
+    `probe(position)` and `table[position]` return the value of a position (text or position
+    object) and raise BadPosition (malformed text, or a position of another board), NotInTable
+    (a keyed table that does not hold it) or TableError (a damaged table); `get(position,
+    default)` returns `default` instead of raising BadPosition or NotInTable; `position in
+    table` is False where the table holds no record for a position of its board and raises
+    BadPosition for malformed text; `query(position)` is what `sowsolve query --json` prints.
+    After `close()` every read raises TableClosed (a ValueError)."""
+
+    def __init__(self, path, allow_unfinished: bool = False):
         self.path = os.fspath(path)
+        self._db = None
         if not os.path.isfile(self.path):
             raise TableMissing(f"no table file at {self.path}")
-        self._db = _open_sqlitedict(self.path, "r")
         try:
-            self.meta = self._read_meta()
-            if not self.meta.get("finished") and not allow_unfinished:
+            self._db = _open_dict(self.path, writable=False)
+            self._load_meta()
+            if not self.meta["finished"] and not allow_unfinished:
                 raise UnfinishedTable(f"{self.path} is not finished: its solve has stored "
-                                      f"{len(self.meta.get('solved_tiers', []))} tiers so far "
+                                      f"{len(self.meta['solved_tiers'])} tiers so far "
                                       f"(run `sowsolve solve` again to resume)")
-            self.game: Game = make_game(self.meta["game"], **self.meta["parameters"])
-        except BadParameters as exc:
-            self.close()
-            raise ForeignTable(f"{self.path} names a game sowsolve cannot build: {exc}") from None
         except BaseException:
             self.close()
             raise
-        self.block_records = int(self.meta["block_records"])
-        self.keyed = self.meta.get("indexing", "dense") == "keys"
+        self._position_type = type(self.game.initial())
         self._blocks: OrderedDict[tuple[bool, int, int], np.ndarray] = OrderedDict()
-        self._tier_infos: dict[int, dict] = {}
-
-    def _read_meta(self) -> dict:
-        try:
-            raw = self._db["meta"]
-        except KeyError:
-            raise ForeignTable(f"{self.path} is not a sowsolve table (no metadata)") from None
-        except sqlite3.DatabaseError as exc:
-            raise ForeignTable(f"{self.path} is not a sowsolve table (SQLite says: {exc})") from None
-        meta = load_json(raw, f"metadata of {self.path}")
-        if meta.get("format") != FORMAT_NAME:
-            raise ForeignTable(f"{self.path} is not a sowsolve table")
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ForeignTable(f"{self.path} has table format version "
-                               f"{meta.get('format_version')!r}; this sowsolve reads version "
-                               f"{FORMAT_VERSION}")
-        for key, kind in (("game", str), ("parameters", dict), ("tiers", list),
-                          ("tier_sizes", dict), ("block_records", int)):
-            if not isinstance(meta.get(key), kind):
-                raise CorruptTable(f"the metadata of {self.path} lacks a valid {key!r}")
-        return meta
 
     # --- context manager ----------------------------------------------------------------
     def close(self) -> None:
@@ -135,50 +505,25 @@ class Table:
         if db is not None:
             db.close(do_log=False)
 
+    @property
+    def closed(self) -> bool:
+        return self._db is None
+
     def __enter__(self) -> "Table":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # --- structure -------------------------------------------------------------------------
-    @property
-    def finished(self) -> bool:
-        return bool(self.meta.get("finished"))
-
-    @property
-    def tiers(self) -> list[int]:
-        return [int(t) for t in self.meta["tiers"]]
-
-    @property
-    def solved_tiers(self) -> list[int]:
-        return [int(t) for t in self.meta.get("solved_tiers", [])]
-
-    def tier_size(self, tier: int) -> int:
-        return int(self.meta["tier_sizes"][str(tier)])
-
-    def tier_info(self, tier: int) -> dict:
-        if tier not in self._tier_infos:
-            try:
-                info = load_json(self._db[tier_key(tier)], f"summary of tier {tier} in {self.path}")
-            except KeyError:
-                raise UnfinishedTable(f"tier {tier} of {self.path} is not stored") from None
-            self._tier_infos[tier] = info
-        return self._tier_infos[tier]
-
-    def blocks_of(self, tier: int) -> int:
-        return _blocks_of(self.meta, tier)
-
+    # --- blocks --------------------------------------------------------------------------
     def block(self, tier: int, block: int, keys: bool = False) -> np.ndarray:
-        """Records (or, in keyed tables, keys) of one block, checksums verified (cached)."""
+        """Records (or, in keyed tables, keys) of one block, every check passed (cached)."""
         key = (keys, tier, block)
         cached = self._blocks.get(key)
         if cached is not None:
             self._blocks.move_to_end(key)
             return cached
-        if tier not in self.solved_tiers:
-            raise UnfinishedTable(f"tier {tier} of {self.path} is not solved yet")
-        records = _load_block(self._db, self.meta, self.path, tier, block, keys)
+        records = self._load_block(tier, block, keys)
         self._blocks[key] = records
         if len(self._blocks) > BLOCK_CACHE:
             self._blocks.popitem(last=False)
@@ -187,18 +532,20 @@ class Table:
     def iter_blocks(self, tier: int) -> Iterator[tuple[int, np.ndarray]]:
         """(first index, records) of every block of a tier, in order (not cached)."""
         for b in range(self.blocks_of(tier)):
-            yield b * self.block_records, _load_block(self._db, self.meta, self.path, tier, b)
+            yield b * self.block_records, self._load_block(tier, b)
 
     def tier_records(self, tier: int) -> np.ndarray:
         """All records of a tier (decompresses every block of it)."""
-        return _tier_records(self._db, self.meta, self.path, tier)
+        return self._tier_records(tier)
 
     def tier_keys(self, tier: int) -> np.ndarray:
         """Keyed tables: the sorted packed positions of a tier."""
-        return _tier_records(self._db, self.meta, self.path, tier, keys=True)
+        return self._tier_records(tier, keys=True)
 
     def stored_positions(self, tier: int, start: int, stop: int) -> list:
         """Positions stored at indices start..stop-1 of a tier."""
+        if not 0 <= start <= stop <= self.tier_size(tier):
+            raise IndexError(f"indices {start}..{stop} are outside tier {tier}")
         if not self.keyed:
             return self.game.stored_positions(tier, start, stop)
         positions = []
@@ -209,18 +556,41 @@ class Table:
         return positions
 
     # --- probing ---------------------------------------------------------------------------
+    def _position(self, position):
+        if self._db is None:
+            raise TableClosed(f"{self.path}: the table is closed")
+        if isinstance(position, str):
+            return self.game.parse_position(position)
+        if not isinstance(position, self._position_type):
+            raise BadPosition(f"a position is text or a position object of "
+                              f"{self.game.describe()}, not {type(position).__name__}")
+        return position
+
     def locate(self, position) -> tuple[int, int]:
         """(tier, index) of a position's record; NotInTable where a keyed table lacks it."""
+        try:
+            where = self.game.key(position) if self.keyed else self.game.locate(position)
+        except (ValueError, TypeError, IndexError, AttributeError) as exc:
+            if isinstance(exc, (BadPosition, BadParameters)):
+                raise
+            raise BadPosition(f"{quote(repr(position), 60)} is not a position of "
+                              f"{self.game.describe()}") from None
         if not self.keyed:
-            return self.game.locate(position)
-        tier, key = self.game.key(position)
-        if str(tier) not in self.meta["tier_sizes"]:
+            tier, index = where
+            if tier not in self._solved:
+                if str(tier) in self.meta["tier_sizes"]:
+                    raise UnfinishedTable(f"tier {tier} of {self.path} is not solved yet")
+                raise BadPosition(f"{quote(repr(position), 60)} is not a position of "
+                                  f"{self.game.describe()}")
+            return tier, index
+        tier, key = where
+        if tier not in self._solved:
             raise self._not_in_table(position)
         first_keys = self.tier_info(tier)["first_keys"]
         block = bisect.bisect_right(first_keys, key) - 1
+        keys = self.block(tier, max(block, 0), keys=True)   # checks the block index too
         if block < 0:
             raise self._not_in_table(position)
-        keys = self.block(tier, block, keys=True)
         offset = int(np.searchsorted(keys, np.uint64(key)))
         if offset == keys.size or int(keys[offset]) != key:
             raise self._not_in_table(position)
@@ -231,16 +601,24 @@ class Table:
                           f"be reached from the start")
 
     def record(self, position) -> int:
-        tier, index = self.locate(position)
+        tier, index = self.locate(self._position(position))
         block, offset = divmod(index, self.block_records)
         return int(self.block(tier, block)[offset])
 
     def probe(self, position):
         """Value of a position (object or text): a Value (win/loss games) or a Margin (score
-        games); raises BadPosition / TableError."""
-        if isinstance(position, str):
-            position = self.game.parse_position(position)
+        games); raises BadPosition / NotInTable / TableError."""
         return decode(self.game.value_kind, self.record(position))
+
+    __getitem__ = probe
+
+    def __contains__(self, position) -> bool:
+        """True where the table holds the position's record; BadPosition for malformed text."""
+        try:
+            self.record(position)
+        except (NotInTable, UnfinishedTable):
+            return False
+        return True
 
     def get(self, position, default=None):
         """Value of a position, or `default` where the position is bad or not in the table.
@@ -250,140 +628,320 @@ class Table:
         except (BadPosition, NotInTable):
             return default
 
+    def query(self, position, max_search: int | None = None) -> dict:
+        """The value of a position and of each legal move, best first: the object `sowsolve
+        query --json` prints (position, value, remoteness, final, moves, best, source, table,
+        ...).
+        A keyed table answers a position it does not hold by a search from it (up to
+        `max_search` positions)."""
+        from ..solver.search import DEFAULT_MAX_POSITIONS
+        from .analysis import query
+        position = self._position(position)
+        text = position if isinstance(position, str) else self.game.format_position(position)
+        return dict(query(self, text, max_search or DEFAULT_MAX_POSITIONS), table=self.path)
+
     def size_on_disk(self) -> int:
         return os.path.getsize(self.path)
-
-
-def _blocks_of(meta: dict, tier: int) -> int:
-    return -(-int(meta["tier_sizes"][str(tier)]) // int(meta["block_records"]))
-
-
-def _load_block(db: SqliteDict, meta: dict, path: str, tier: int, block: int,
-                keys: bool = False) -> np.ndarray:
-    block_records = int(meta["block_records"])
-    count = min(block_records, int(meta["tier_sizes"][str(tier)]) - block * block_records)
-    try:
-        data = db[keys_key(tier, block) if keys else block_key(tier, block)]
-    except KeyError:
-        raise CorruptTable(f"{path} lacks {'keys' if keys else 'block'} {block} of tier {tier}") from None
-    try:
-        return decode_block(data, tier, block, count, keys)
-    except CorruptTable as exc:
-        raise CorruptTable(f"{path}: {exc}") from None
-
-
-def _tier_records(db: SqliteDict, meta: dict, path: str, tier: int, keys: bool = False) -> np.ndarray:
-    parts = [_load_block(db, meta, path, tier, b, keys) for b in range(_blocks_of(meta, tier))]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64 if keys else np.uint16)
 
 
 def open_table(path, allow_unfinished: bool = False) -> Table:
     return Table(path, allow_unfinished=allow_unfinished)
 
 
-class TableWriter:
-    """A table being solved: the solver's TierStore.  Each tier is one SQLite transaction."""
+# --- writing ---------------------------------------------------------------------------------
+
+def _lock_existing(path: str) -> int | None:
+    """An fd of the file at `path` holding its exclusive flock, or None when the path no
+    longer names the file we opened (replaced meanwhile); TableBusy when another writer has it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise TableMissing(f"{path} is a directory, not a table file") from None
+    except OSError as exc:
+        raise TableIOError(f"cannot open {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ForeignTable(f"{path} is not a regular file")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TableBusy(f"{path} is being written by another sowsolve process (a solve holds "
+                            f"its lock); wait for it to finish or stop it first") from None
+        except OSError:
+            pass            # a file system without flock: SQLite's own locks still apply
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            now = None
+        if now is None or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            os.close(fd)
+            return None
+        return fd
+    except BaseException:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+        raise
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+class TableWriter(_TableFile):
+    """A table being solved: the solver's TierStore.  Each tier is one SQLite transaction
+    (synchronous=FULL, rollback journal); the writer holds the file's exclusive flock until
+    close(), so a second solve of the same table (with or without --force) is refused."""
 
     def __init__(self, path: str, game: Game, force: bool = False, threads: int | None = None):
         self.path = os.fspath(path)
         self.game = game
         self.threads = threads or os.cpu_count() or 1
-        self._db: SqliteDict | None = None
-        if force:
-            for leftover in (self.path, self.path + "-journal"):
-                if os.path.exists(leftover):
-                    os.remove(leftover)
-        if os.path.exists(self.path):
-            with open_table(self.path, allow_unfinished=True) as existing:
-                if existing.meta["game"] != game.name or existing.meta["parameters"] != game.parameters():
-                    raise TableMismatch(
-                        f"{self.path} holds {existing.game.describe()}, not {game.describe()}; "
-                        f"use --force to overwrite it or choose another --table")
-        else:
-            self._create()
-        self._db = _open_sqlitedict(self.path, "c")
-        self.meta = load_json(self._db["meta"], f"metadata of {self.path}")
+        self._db = None
+        self._fds: list[int] = []
+        try:
+            self._acquire(force)
+            self._db = _open_dict(self.path, writable=True)
+            self._load_meta()
+            if self.meta["game"] != game.name or self.meta["parameters"] != game.parameters():
+                raise TableMismatch(f"{self.path} holds {self.game.describe()}, not "
+                                    f"{game.describe()}; use --force to overwrite it or choose "
+                                    f"another --table")
+            self.game = game
+        except BaseException:
+            self.close()
+            raise
 
-    def _create(self) -> None:
-        """Write a new table's metadata beside the target, then rename it into place: the path
-        holds either nothing or a table with metadata, whenever the process dies."""
+    # --- taking the file ----------------------------------------------------------------
+    def _acquire(self, force: bool) -> None:
+        for _ in range(20):
+            if not os.path.exists(self.path):
+                if self._create_new():
+                    return
+                continue
+            fd = _lock_existing(self.path)
+            if fd is None:
+                continue
+            self._fds.append(fd)
+            if force:
+                self._reset()
+            else:
+                with open_table(self.path, allow_unfinished=True) as existing:
+                    if (existing.meta["game"] != self.game.name
+                            or existing.meta["parameters"] != self.game.parameters()):
+                        raise TableMismatch(
+                            f"{self.path} holds {existing.game.describe()}, not "
+                            f"{self.game.describe()}; use --force to overwrite it or choose "
+                            f"another --table")
+            return
+        raise TableBusy(f"{self.path} keeps being replaced by another process; try again")
+
+    def _new_meta(self) -> dict:
         game = self.game
+        keyed = game.indexing == "keys"
+        tiers = [] if keyed else list(game.tiers())   # a search finds its tiers
+        return {
+            "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
+            "game": game.name, "parameters": game.parameters(),
+            "description": game.describe(),
+            "initial": game.format_position(game.initial()),
+            "tiers": tiers,
+            "tier_sizes": {str(t): game.tier_size(t) for t in tiers},
+            "block_records": BLOCK_RECORDS,
+            "indexing": game.indexing,
+            "solved_tiers": [], "finished": False,
+            "software": {"sowsolve": _version()},
+            "created": _now(),
+        }
+
+    def _write_new(self, directory: str) -> tuple[int, str]:
+        """A new table with its metadata in a temporary file of `directory`, flocked: (fd,
+        temporary path)."""
+        tmp = os.path.join(directory, f"{TEMP_PREFIX}{secrets.token_hex(8)}.sqlite")
+        try:
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except OSError as exc:          # name the user's path, not the temporary one
+            if exc.errno == errno.ENOSPC:
+                raise _disk_full(f"disk full while creating {self.path}") from None
+            raise TableIOError(f"cannot create {self.path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            db = _TableDict(tmp, _Connection(tmp, writable=True, create=True), "c")
+            try:
+                db["meta"] = seal_json(self._new_meta(), b"meta")
+                db.commit()
+            finally:
+                db.close(do_log=False)
+        except DiskFull:
+            os.close(fd)
+            _remove(tmp)
+            raise _disk_full(f"disk full while creating {self.path}") from None
+        except BaseException:
+            os.close(fd)
+            _remove(tmp)
+            raise
+        return fd, tmp
+
+    def _create_new(self) -> bool:
+        """Create the table: written beside the target, then linked into place (which fails if
+        another process created it first: False).  The path never names a file without
+        metadata, and the new file is locked before anyone can see it."""
         directory = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".sowsolve-new-", suffix=".sqlite")
-        os.close(fd)
-        os.remove(tmp)
+        fd, tmp = self._write_new(directory)
         try:
-            self._db = _open_sqlitedict(tmp, "c")
-            keyed = game.indexing == "keys"
-            tiers = [] if keyed else list(game.tiers())   # a search finds its tiers
-            self.meta = {
-                "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
-                "game": game.name, "parameters": game.parameters(),
-                "description": game.describe(),
-                "initial": game.format_position(game.initial()),
-                "tiers": tiers,
-                "tier_sizes": {str(t): game.tier_size(t) for t in tiers},
-                "block_records": BLOCK_RECORDS,
-                "indexing": game.indexing,
-                "solved_tiers": [], "finished": False,
-                "software": {"sowsolve": _version()},
-                "created": _now(),
-            }
-            self._commit_meta()
-            self.close()
-            os.replace(tmp, self.path)
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                if os.path.islink(self.path) and not os.path.exists(self.path):
+                    raise TableIOError(f"{self.path} is a symbolic link to nowhere") from None
+                os.close(fd)
+                return False
+            except OSError:                 # no hard links here: rename (not atomic against
+                if os.path.exists(self.path):   # a creator in the same instant)
+                    os.close(fd)
+                    return False
+                os.rename(tmp, self.path)
+        except BaseException:
+            os.close(fd)
+            raise
         finally:
-            self.close()
-            for leftover in (tmp, tmp + "-journal"):
-                if os.path.exists(leftover):
-                    os.remove(leftover)
+            _remove(tmp)
+            _remove(tmp + "-journal")
+        self._fds.append(fd)
+        return True
 
+    def _reset(self) -> None:
+        """--force, holding the lock: empty the table and write new metadata in one
+        transaction; a file that is no sowsolve table (or too damaged for that) is replaced."""
+        try:
+            db = _open_dict(self.path, writable=True)
+        except (ForeignTable, CorruptTable):
+            db = None
+        if db is not None:
+            try:
+                db.conn.execute(f'DELETE FROM "{TABLE_NAME}"')
+                db["meta"] = seal_json(self._new_meta(), b"meta")
+                db.commit()
+                return
+            except CorruptTable:
+                pass
+            finally:
+                db.close(do_log=False)
+        fd, tmp = self._write_new(os.path.dirname(os.path.abspath(self.path)))
+        try:
+            for sidecar in ("-journal", "-wal", "-shm"):
+                _remove(self.path + sidecar)
+            os.replace(tmp, self.path)
+        except BaseException:
+            os.close(fd)
+            _remove(tmp)
+            raise
+        self._fds.append(fd)
+
+    # --- writing ---------------------------------------------------------------------------
     def _commit_meta(self) -> None:
-        self._db["meta"] = dump_json(self.meta)
+        check_meta_fields(self.meta)
+        self._db["meta"] = seal_json(self.meta, b"meta")
         self._db.commit()
 
-    @property
-    def finished(self) -> bool:
-        return bool(self.meta.get("finished"))
+    def _kept(self) -> str:
+        solved = self.meta["solved_tiers"]
+        if not solved:
+            return "the table keeps no solved tier yet"
+        return f"the table keeps tiers up to {self._tier_label(max(solved))}"
+
+    def _tier_label(self, tier: int) -> str:
+        name = self.game.tier_name(tier)
+        return str(tier) if name == str(tier) else f"{tier} ({name})"
 
     # --- TierStore ---------------------------------------------------------------------
     def finished_tiers(self) -> set[int]:
-        return {int(t) for t in self.meta["solved_tiers"]}
+        return set(self.meta["solved_tiers"])
 
     def load_tier(self, tier: int) -> np.ndarray:
-        return _tier_records(self._db, self.meta, self.path, tier)
+        return self._tier_records(tier)
 
     def save_tier(self, tier: int, records: np.ndarray, summary: dict[str, Any],
                   keys: np.ndarray | None = None) -> None:
         """Store a solved tier (with its sorted keys in a keyed table) in one transaction."""
-        block_records = int(self.meta["block_records"])
+        before = copy.deepcopy(self.meta)
+        try:
+            self._save_tier(tier, records, summary, keys)
+        except TableIOError as exc:
+            self._restore(before)
+            if isinstance(exc, DiskFull):
+                raise _disk_full(f"disk full while writing tier {self._tier_label(tier)} "
+                               f"of {self.path}; {self._kept()} and resumes when there is space") from None
+            raise TableIOError(f"{exc}, while writing tier {self._tier_label(tier)}; "
+                               f"{self._kept()} and resumes when it can be written") from None
+        except BaseException:
+            self._restore(before)
+            raise
+
+    def _restore(self, meta: dict) -> None:
+        """Back to the last committed state, after a failed transaction."""
+        self.meta = meta
+        self._solved = set(meta["solved_tiers"])
+        self._summaries.clear()
+        if self._db is not None:
+            self._db.conn.rollback()
+
+    def _save_tier(self, tier, records, summary, keys) -> None:
+        block_records = self.meta["block_records"]
         starts = range(0, records.size, block_records)
-        jobs = [(block_key(tier, b), b, records[s:s + block_records]) for b, s in enumerate(starts)]
+        jobs = [(block_key(tier, b), b, records[s:s + block_records], self.ident)
+                for b, s in enumerate(starts)]
         if keys is not None:
-            jobs += [(keys_key(tier, b), b, keys[s:s + block_records]) for b, s in enumerate(starts)]
-            summary = dict(summary, first_keys=[int(keys[s]) for s in starts])
+            first_keys = [int(keys[s]) for s in starts]
+            summary = dict(summary, first_keys=first_keys)
+            context = keys_context(self.ident, tier, first_keys)
+            jobs += [(keys_key(tier, b), b, keys[s:s + block_records], context)
+                     for b, s in enumerate(starts)]
             self.meta["tiers"] = sorted(set(self.meta["tiers"]) | {tier})
             self.meta["tier_sizes"][str(tier)] = int(records.size)
         stored = 0
         # zstd and numpy release the GIL: blocks compress on every core
         with ThreadPoolExecutor(max_workers=self.threads) as pool:
-            encoded = pool.map(lambda job: encode_block(tier, job[1], job[2]), jobs)
-            for (key, _, _), data in zip(jobs, encoded):
+            encoded = pool.map(lambda job: encode_block(tier, job[1], job[2], job[3]), jobs)
+            for (key, _, _, _), data in zip(jobs, encoded):
                 self._db[key] = data
                 stored += len(data)
         summary = dict(summary, stored_bytes=stored)
-        self._db[tier_key(tier)] = dump_json(summary)
+        self._db[tier_key(tier)] = seal_json(summary, summary_context(self.ident, tier))
         self.meta["solved_tiers"] = sorted(set(self.meta["solved_tiers"]) | {tier})
+        self._solved = set(self.meta["solved_tiers"])
+        self._summaries.pop(tier, None)
         self._commit_meta()   # blocks, summary and the tier's mark land in one transaction
 
     def finish(self, extra: dict[str, Any]) -> None:
-        self.meta.update(extra)
-        self.meta["finished"] = True
-        self.meta["finished_at"] = _now()
-        self._commit_meta()
+        before = copy.deepcopy(self.meta)
+        try:
+            self.meta.update(extra)
+            self.meta["finished"] = True
+            self.meta["finished_at"] = _now()
+            self._commit_meta()
+        except BaseException:
+            self._restore(before)
+            raise
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close(do_log=False)
-            self._db = None
+        db, self._db = getattr(self, "_db", None), None
+        if db is not None:
+            db.close(do_log=False)
+        fds, self._fds = getattr(self, "_fds", []), []
+        for fd in fds:      # after SQLite's connection: closing an fd of the file drops the
+            os.close(fd)    # process's POSIX locks on it
+
+    def __enter__(self) -> "TableWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -117,3 +117,68 @@ def test_bad_input_exits_2_with_one_sentence(tmp_path, table_2x4_k2, args, fragm
     assert fragment in result.stderr and "Traceback" not in result.output
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "missing.sqlite").exists() and not (tmp_path / "new.out").exists()
+
+
+# --- wording ----------------------------------------------------------------------------------
+def test_one_stone_one_seed_and_one_ply_are_singular(tmp_path):
+    result = run("solve", "diffusion", "--cols", 2, "--stones", 1, "--table", tmp_path / "d.sqlite")
+    assert result.exit_code == 0 and "1 stone per pit" in result.stdout
+    assert "1 stones" not in result.stdout
+    result = run("solve", "zigzag", "--cols", 2, "--stones", 1, "--table", tmp_path / "z.sqlite")
+    assert result.exit_code == 0 and "1 seed per pit" in result.stdout
+    assert "1 seeds" not in result.stdout
+
+
+def test_a_win_in_one_ply_is_singular(table_2x4_k2):
+    with open_table(table_2x4_k2) as table:
+        game = table.game
+        position = game.parse_position("2222/2222 A")
+        while table.probe(position).remoteness > 1:          # follow any move that keeps the value
+            value = table.probe(position)
+            for move in game.legal_moves(position):
+                child = game.play(position, move)
+                if table.probe(child).remoteness == value.remoteness - 1:
+                    position = child
+                    break
+        text = game.format_position(position)
+    result = run("query", text, "--table", table_2x4_k2)
+    assert result.exit_code == 0
+    assert "win in 1 ply" in result.stdout and "1 plies" not in result.stdout
+
+
+def test_info_text_names_game_board_sizes_and_tiers(tmp_path):
+    path = tmp_path / "z.sqlite"
+    assert run("solve", "zigzag", "--cols", 2, "--stones", 2, "--table", path).exit_code == 0
+    text = run("info", "--table", path).stdout
+    assert "game       Zig Zag, 2x2, 2 seeds per pit\n" in text
+    assert "{" not in text                                   # no Python dict on show
+    size = path.stat().st_size
+    size_line = next(line for line in text.splitlines() if line.startswith("size"))
+    assert f"({size:,} bytes)" in size_line and "KB" in size_line
+    lines = text.splitlines()
+    for seeds in range(0, 9):                                # 2x2, 2 seeds: 0..8 on the board
+        noun = "seed" if seeds == 1 else "seeds"
+        for capturer in ("none", "P", "p"):
+            assert any(line.startswith(f"{seeds} {noun}, last capture {capturer} ") for line in lines)
+
+
+def test_info_text_of_diffusion_shows_the_game_line(table_2x4_k2):
+    text = run("info", "--table", table_2x4_k2).stdout
+    assert "game       Diffusion v1, 2x4, 2 stones per pit\n" in text and "{" not in text
+    assert "longest    win in " in text
+
+
+@pytest.mark.parametrize("position, stores", [("10/13 p - P", "2,1"), ("10/13 P - p", "1,2"),
+                                              ("01/11 p - P", "3,2")])
+def test_stores_are_echoed_in_the_order_given(tmp_path_factory, position, stores):
+    path = tmp_path_factory.getbasetemp() / "zz22.sqlite"
+    if not path.exists():
+        assert run("solve", "zigzag", "--cols", 2, "--stones", 2, "--table", path).exit_code == 0
+    result = run("query", position, "--table", path, "--stores", stores)
+    assert result.exit_code == 0, result.output
+    p_store, q_store = stores.split(",")
+    assert f"stores     P {p_store}, p {q_store} (given)" in result.stdout
+    result_line = next(line for line in result.stdout.splitlines() if line.startswith("result"))
+    if "final stores" in result_line:
+        finals = result_line.split("final stores ")[1]
+        assert finals.startswith("P ") and ", p " in finals

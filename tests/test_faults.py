@@ -18,10 +18,11 @@ from typer.testing import CliRunner
 from sowsolve.cli.app import app
 from sowsolve.solver.errors import BadPosition
 from sowsolve.solver.games import make_game
-from sowsolve.tables.format import CorruptTable, ForeignTable, decode_block
+from sowsolve.tables.format import CorruptTable, ForeignTable, decode_block, identity
 from sowsolve.tables.store import open_table
 
 runner = CliRunner()
+IDENTITY_2X4_K2 = identity("diffusion", {"cols": 4, "stones": 2})   # table_2x4_k2's
 
 
 def cli(*args):
@@ -85,14 +86,14 @@ def test_poisoned_values_are_refused_by_every_reader(tmp_path, monkeypatch, tabl
 def test_every_flipped_byte_of_a_block_is_reported(table_2x4_k2):
     with sqlite3.connect(table_2x4_k2) as db:
         (blob,) = db.execute("SELECT value FROM sowsolve WHERE key = 'block/3/0'").fetchone()
-    records = decode_block(blob, 3, 0, 120)
+    records = decode_block(blob, 3, 0, 120, context=IDENTITY_2X4_K2)
     assert records.size == 120
     for offset in range(len(blob)):
         for bit in (0x01, 0x80):
             corrupt = bytearray(blob)
             corrupt[offset] ^= bit
             with pytest.raises(CorruptTable):
-                decode_block(bytes(corrupt), 3, 0, 120)
+                decode_block(bytes(corrupt), 3, 0, 120, context=IDENTITY_2X4_K2)
 
 
 def test_check_reports_a_corrupt_block(tmp_path, table_2x4_k2):
@@ -117,7 +118,7 @@ def test_check_reports_a_wrong_value(tmp_path, table_2x4_k2):
     records[7] ^= 2 | (3 << 2)          # flip win/loss and change the remoteness
     with sqlite3.connect(path) as db:
         db.execute("UPDATE sowsolve SET value = ? WHERE key = 'block/5/0'",
-                   (encode_block(5, 0, records),))
+                   (encode_block(5, 0, records, IDENTITY_2X4_K2),))
     result = cli("check", "--table", path, "--full")
     assert result.exit_code == 1 and "tier 5" in result.stdout
 

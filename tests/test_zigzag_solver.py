@@ -84,7 +84,7 @@ def plies(rem):
     return float("inf") if rem is None else rem
 
 
-@pytest.mark.parametrize("cols, stones", [(2, 2), (2, 3), (4, 1)])
+@pytest.mark.parametrize("cols, stones", [(2, 1), (2, 2), (2, 3), (4, 1)])
 def test_margins_and_remoteness_are_consistent_with_the_moves(tmp_path, cols, stones):
     game = solve_to(tmp_path / "z.sqlite", "zigzag", cols, stones)
     with open_table(tmp_path / "z.sqlite") as table:
@@ -100,18 +100,19 @@ def test_margins_and_remoteness_are_consistent_with_the_moves(tmp_path, cols, st
                 assert value.margin == max(v.margin for v, _ in options)     # Bellman
                 if value.remoteness == 0:                                      # final: no capture
                     assert value.margin == endless and all(gain == 0 for _, gain in options)
-                elif value.margin == endless:                                  # endless play
-                    assert value.remoteness is None
+                elif value.margin == endless:    # scored like endless play: it ends only if
+                    keeping = [plies(v.remoteness) for v, _ in options if v.margin == value.margin]
+                    assert plies(value.remoteness) == max(keeping)   # every such move ends
                 else:       # forced away from endless play: the forcing side hurries, the other delays
                     p_view = value.margin if position.side == "P" else -value.margin
                     p_endless = endless if position.side == "P" else -endless
                     forcing = "P" if p_view > p_endless else "p"
-                    rems = [plies(v.remoteness) for v, _ in options]            # already + 1
+                    # among the moves that keep the margin (already + 1 ply)
+                    keeping = [plies(v.remoteness) for v, _ in options if v.margin == value.margin]
                     if position.side == forcing:
-                        best = [r for (v, _), r in zip(options, rems) if v.margin == value.margin]
-                        assert plies(value.remoteness) == min(best)
+                        assert plies(value.remoteness) == min(keeping)
                     else:
-                        assert plies(value.remoteness) == max(rems)
+                        assert plies(value.remoteness) == max(keeping)
 
 
 def test_zigzag_through_the_commands(tmp_path):
@@ -125,8 +126,16 @@ def test_zigzag_through_the_commands(tmp_path):
     assert q["value"] == -4 and q["best"] == ["a", "b"]
     assert q["result"] == {"side": "p", "final_margin": -4, "result": "loss",
                            "final_stores": {"p": 2, "P": 6}}
-    bad = runner.invoke(app, ["query", "22/22 p - -", "--table", str(table), "--stores", "9,9"])
-    assert bad.exit_code == 2 and "more than the 8" in bad.stderr
+    # the stores and the board always hold all 2 * 2 * 2 = 8 seeds; stores fill only by captures
+    for stores, position, words in (("9,9", "22/22 p - -", f"make {9 + 9 + 8}"),
+                                    ("0,0", "21/22 p - P", f"make {0 + 0 + 7}"),
+                                    ("1,1", "22/11 p - -", "nobody has captured"),
+                                    ("0,3", "21/11 p - P", "P's store cannot be empty"),
+                                    ("1;0", "22/22 p - -", "two counts")):
+        bad = runner.invoke(app, ["query", position, "--table", str(table), "--stores", stores])
+        assert bad.exit_code == 2 and words in bad.stderr and len(bad.stderr.splitlines()) == 1, stores
+    good = runner.invoke(app, ["query", "21/22 p - P", "--table", str(table), "--stores", "1,0", "--json"])
+    assert good.exit_code == 0 and json.loads(good.stdout)["result"]["final_stores"]["P"] >= 1
     out = tmp_path / "z.csv"
     assert runner.invoke(app, ["export", "--table", str(table), "--format", "csv", "--out", str(out)]).exit_code == 0
     rows = out.read_text().splitlines()
@@ -140,3 +149,89 @@ def test_zigzag_through_the_commands(tmp_path):
     assert check.exit_code == 0 and json.loads(check.stdout)["failures"] == []
     info = json.loads(runner.invoke(app, ["info", "--table", str(table), "--json"]).stdout)
     assert info["wins"] + info["losses"] + info["draws"] == info["positions_per_side"]
+
+
+def query_json(runner, table, position):
+    result = runner.invoke(app, ["query", position, "--table", str(table), "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_the_remoteness_of_a_position_is_that_of_a_best_move(tmp_path):
+    """'10/13 p - p' (2x2, 3 seeds): p's move a keeps +1 and ends the game in 2 plies, b gives
+    -1; the delaying side must not count b, so the position is worth +1 in 2 and `best` is a."""
+    solve_to(tmp_path / "z.sqlite", "zigzag", 2, 3)
+    runner = CliRunner()
+    q = query_json(runner, tmp_path / "z.sqlite", "10/13 p - p")
+    moves = {m["move"]: (m["value"], m["remoteness"]) for m in q["moves"]}
+    assert moves["a"][0] == 1 and moves["b"][0] == -1
+    assert (q["value"], q["remoteness"]) == moves["a"] and q["best"] == ["a"]
+
+
+def test_best_is_never_empty_away_from_the_end(tmp_path):
+    """Every position that is not final has a move that keeps its value and remoteness; and
+    the 'longest win' that info reports is such a position."""
+    game = solve_to(tmp_path / "z.sqlite", "zigzag", 4, 1)
+    runner = CliRunner()
+    with open_table(tmp_path / "z.sqlite") as table:
+        for tier in table.tiers:
+            size = table.tier_size(tier)
+            for position in table.stored_positions(tier, 0, size)[::max(1, size // 200)]:
+                q = table.query(game.format_position(position)) if hasattr(table, "query") else None
+                q = q or query_json(runner, tmp_path / "z.sqlite", game.format_position(position))
+                if not q["final"]:
+                    assert q["best"], q["position"]
+    info = json.loads(runner.invoke(app, ["info", "--table", str(tmp_path / "z.sqlite"), "--json"]).stdout)
+    if "longest_win" in info:
+        q = query_json(runner, tmp_path / "z.sqlite", info["longest_win"]["position"])
+        assert q["best"] and q["remoteness"] == info["longest_win"]["remoteness"]
+
+
+def test_full_check_catches_a_wrong_remoteness(tmp_path, monkeypatch):
+    """check --full verifies remoteness, not only margins: one record with its remoteness
+    changed (margin kept) is reported."""
+    from sowsolve.tables import analysis
+    from sowsolve.tables.store import Table
+    solve_to(tmp_path / "z.sqlite", "zigzag", 2, 2)
+    original = Table.tier_records
+
+    def tampered(self, tier):
+        records = original(self, tier).copy()
+        rems = records >> 8
+        finite = ((rems > 0) & (rems < 200)).nonzero()[0]
+        if tier == max(self.tiers) - 2 and finite.size:
+            records[finite[0]] += 1 << 8        # one ply more, same margin
+        return records
+
+    with open_table(tmp_path / "z.sqlite") as table:
+        assert analysis.check_table(table, 10, True, 0)["failures"] == []
+        monkeypatch.setattr(Table, "tier_records", tampered)
+        report = analysis.check_table(table, 10, True, 0)
+    assert report["failure_count"] >= 1 and "plies" in report["failures"][0]
+
+
+@pytest.mark.parametrize("cols, stones", [(2, 1), (2, 3), (4, 1)])
+def test_contract_check_of_zigzag_passes(cols, stones):
+    result = CliRunner().invoke(app, ["check", "zigzag", "--cols", str(cols), "--stones", str(stones), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["failures"] == [] and report["graph_positions"] > 0
+
+
+def test_contract_check_of_zigzag_sees_a_wrong_tier_graph(monkeypatch):
+    """The solver's view (the tier graph) is compared with the rules: a graph whose same-tier
+    children are shifted by one, or whose capture values are off by one, is reported."""
+    from sowsolve.solver import selfcheck
+    from sowsolve.solver.games.zigzag import ZigZag
+    honest = ZigZag.tier_graph
+    for damage in ("same", "exit_value"):
+        def broken(self, tier, lower, damage=damage):
+            graph = dict(honest(self, tier, lower))
+            array = graph[damage].copy()
+            chosen = (array >= 0) if damage == "same" else (graph["same"] == -2)
+            array[chosen] += 1
+            graph[damage] = array
+            return graph
+        monkeypatch.setattr(ZigZag, "tier_graph", broken)
+        report = selfcheck.check_game(make_game("zigzag", cols=2, stones=2), samples=200)
+        assert report["failure_count"] > 0, damage

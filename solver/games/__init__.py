@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..contract import Game
-from ..errors import BadParameters
+from ..errors import BadParameters, quote
 from .diffusion import Diffusion
 from .overflow import Overflow, parse_size
 from .zigzag import ZigZag
@@ -47,5 +47,5 @@ def make_game(name: str, **parameters) -> Game:
     try:
         build = GAMES[name]
     except KeyError:
-        raise BadParameters(f"unknown game {name!r}; known games: {', '.join(GAMES)}") from None
+        raise BadParameters(f"unknown game {quote(name)}; known games: {', '.join(GAMES)}") from None
     return build(**parameters)

@@ -10,7 +10,7 @@ import string
 from typing import NamedTuple
 
 from ..contract import Game
-from ..errors import BadParameters, BadPosition
+from ..errors import BadParameters, BadPosition, quote
 from .notation import check_side, parse_pit_move, split_fields
 
 MAX_STONES_PER_PIT = 5
@@ -91,7 +91,8 @@ class Diffusion(Game):
         return {"cols": self.cols, "stones": self.stones}
 
     def describe(self) -> str:
-        return f"Diffusion v{self.variant}, 2x{self.cols}, {self.stones} stones per pit"
+        return (f"Diffusion v{self.variant}, 2x{self.cols}, {self.stones} "
+                f"{'stone' if self.stones == 1 else 'stones'} per pit")
 
     def initial(self) -> Position:
         return Position((self.stones,) * self.npits, "A")
@@ -146,23 +147,23 @@ class Diffusion(Game):
         check_side(text, side, ("A", "B"))
         parts = rows.split("/")
         if len(parts) != 2:
-            raise BadPosition(f"position {text!r} must have two rows separated by '/'")
+            raise BadPosition(f"position {quote(text)} must have two rows separated by '/'")
         board = []
         for row_name, row in zip(("top", "bottom"), parts):
             if len(row) != self.cols:
-                raise BadPosition(f"position {text!r}: the {row_name} row has {len(row)} pits, "
+                raise BadPosition(f"position {quote(text)}: the {row_name} row has {len(row)} pits, "
                                   f"this board has {self.cols}")
             for ch in row:
                 if ch not in "012345":
-                    raise BadPosition(f"position {text!r}: {ch!r} is not a stone count "
+                    raise BadPosition(f"position {quote(text)}: {ch!r} is not a stone count "
                                       f"(a pit holds 0 to 5 stones)")
                 board.append(int(ch))
         total = sum(board)
         if total == 0:
-            raise BadPosition(f"position {text!r} has no stones: an empty board is no position "
+            raise BadPosition(f"position {quote(text)} has no stones: an empty board is no position "
                               f"of the game")
         if total > self.max_stones:
-            raise BadPosition(f"position {text!r} holds {total} stones, more than the "
+            raise BadPosition(f"position {quote(text)} holds {total} stones, more than the "
                               f"{self.max_stones} of this board's start")
         return Position(tuple(board), side)
 

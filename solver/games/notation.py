@@ -4,7 +4,11 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..errors import BadMove, BadPosition
+from ..errors import BadMove, BadPosition, quote
+
+#: longer text is no position of any board (an 8x8 Overflow grid with commas is ~300 characters)
+MAX_POSITION_TEXT = 1000
+MAX_MOVE_TEXT = 100
 
 
 def format_grid(rows: Sequence[Sequence[int]]) -> str:
@@ -20,17 +24,19 @@ def parse_grid(text: str, grid: str, nrows: int, ncols: int, row_names: Sequence
     problem.  Digits per count, or commas between counts in every row."""
     rows = grid.split("/")
     if len(rows) != nrows:
-        raise BadPosition(f"position {text!r} has {len(rows)} rows separated by '/', this board "
-                          f"has {nrows}")
+        raise BadPosition(f"position {quote(text)} has {len(rows)} rows separated by '/', this "
+                          f"board has {nrows}")
+    commas = "," in grid
     result = []
     for name, row in zip(row_names, rows):
-        cells = row.split(",") if "," in grid else list(row)
-        if len(cells) != ncols:
-            raise BadPosition(f"position {text!r}: the {name} has {len(cells)} cells, this board "
+        cells = row.count(",") + 1 if commas else len(row)
+        if cells != ncols:
+            raise BadPosition(f"position {quote(text)}: the {name} has {cells} cells, this board "
                               f"has {ncols}")
+        cells = row.split(",") if commas else list(row)
         for cell in cells:
             if not re.fullmatch(r"[0-9]{1,3}", cell):
-                raise BadPosition(f"position {text!r}: {cell!r} is not a {unit}")
+                raise BadPosition(f"position {quote(text)}: {quote(cell)} is not a {unit}")
         result.append([int(cell) for cell in cells])
     return result
 
@@ -38,7 +44,7 @@ def parse_grid(text: str, grid: str, nrows: int, ncols: int, row_names: Sequence
 def parse_pit_move(game, position, name: str, text: str) -> int:
     """The legal move that lifts the pit called `name` (as the game spells pit names)."""
     if name not in game.pit_names:
-        raise BadMove(f"{text!r} names no pit; pits are {' '.join(sorted(game.pit_names))}")
+        raise BadMove(f"{quote(text)} names no pit; pits are {' '.join(sorted(game.pit_names))}")
     pit = game.pit_names.index(name)
     if pit not in game.legal_moves(position):
         raise BadMove(f"{name} is not a legal move in {game.format_position(position)}")
@@ -49,13 +55,16 @@ def split_fields(text, count: int, shape: str) -> list[str]:
     """The space-separated fields of position text, `count` of them, or BadPosition."""
     if not isinstance(text, str):
         raise BadPosition(f"a position must be text, not {type(text).__name__}")
+    if len(text) > MAX_POSITION_TEXT:
+        raise BadPosition(f"position {quote(text)} is far longer than any position of this board")
     fields = text.split()
     if len(fields) != count:
-        raise BadPosition(f"position {text!r} must be {shape}")
+        raise BadPosition(f"position {quote(text)} must be {shape}")
     return fields
 
 
 def check_side(text: str, side: str, sides: Sequence[str]) -> str:
     if side not in sides:
-        raise BadPosition(f"position {text!r}: side to move must be {' or '.join(sides)}, not {side!r}")
+        raise BadPosition(f"position {quote(text)}: side to move must be {' or '.join(sides)}, "
+                          f"not {quote(side)}")
     return side

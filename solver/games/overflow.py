@@ -12,7 +12,7 @@ import string
 from typing import NamedTuple
 
 from ..contract import Game
-from ..errors import BadMove, BadParameters, BadPosition
+from ..errors import BadMove, BadParameters, BadPosition, quote
 from .notation import check_side, format_grid, parse_grid, split_fields
 
 # (file step, rank step): E, NE, N, NW, W, SW, S, SE
@@ -30,7 +30,7 @@ def parse_size(text: str) -> tuple[int, int]:
     """'RxC' (ranks x files) -> (rows, cols); BadParameters when it is not a board size."""
     match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", str(text))
     if not match:
-        raise BadParameters(f"--size must look like 4x4 (ranks x files), not {text!r}")
+        raise BadParameters(f"--size must look like 4x4 (ranks x files), not {quote(text)}")
     rows, cols = int(match.group(1)), int(match.group(2))
     if not (2 <= rows <= 8 and 2 <= cols <= 8):
         raise BadParameters(f"--size {text}: ranks and files must each be from 2 to 8")
@@ -169,7 +169,7 @@ class Overflow(Game):
         for move in self.legal_moves(position):
             if self.format_move(move) == text.strip().lower():
                 return move
-        raise BadMove(f"{text!r} is not a legal move in {self.format_position(position)} "
+        raise BadMove(f"{quote(text)} is not a legal move in {self.format_position(position)} "
                       f"(moves are written like b2-c3)")
 
     def format_position(self, position: Position) -> str:
@@ -186,12 +186,12 @@ class Overflow(Game):
         heights = [h for rank in reversed(ranks) for h in rank]
         total = sum(heights)
         if total > self.ncells:
-            raise BadPosition(f"position {text!r} holds {total} discs, more than the {self.ncells} "
+            raise BadPosition(f"position {quote(text)} holds {total} discs, more than the {self.ncells} "
                               f"of the start")
         if total == 0:
-            raise BadPosition(f"position {text!r} has no discs")
+            raise BadPosition(f"position {quote(text)} has no discs")
         if not self.one_group(tuple(heights)):
-            raise BadPosition(f"position {text!r}: the stacks do not form one group")
+            raise BadPosition(f"position {quote(text)}: the stacks do not form one group")
         return Position(tuple(heights), side)
 
     # --- search layer -----------------------------------------------------------------

@@ -11,7 +11,7 @@ import string
 from typing import NamedTuple
 
 from ..contract import Game
-from ..errors import BadMove, BadParameters, BadPosition
+from ..errors import BadMove, BadParameters, BadPosition, quote
 from .notation import check_side, format_grid, parse_grid, parse_pit_move, split_fields
 
 MAX_COLS = 8
@@ -132,7 +132,7 @@ class ZigZag(Game):
         return {"cols": self.cols, "stones": self.stones}
 
     def describe(self) -> str:
-        return f"Zig Zag, 2x{self.cols}, {self.stones} seeds per pit"
+        return f"Zig Zag, 2x{self.cols}, {self.stones} {'seed' if self.stones == 1 else 'seeds'} per pit"
 
     def initial(self) -> Position:
         return Position((self.stones,) * self.npits, "p", None, None)
@@ -193,17 +193,17 @@ class ZigZag(Game):
         grid = parse_grid(text, rows, 2, self.cols, ("top row", "bottom row"), "seed count")
         board = grid[0] + grid[1]
         if sum(board) > self.total:
-            raise BadPosition(f"position {text!r} holds {sum(board)} seeds, more than the "
+            raise BadPosition(f"position {quote(text)} holds {sum(board)} seeds, more than the "
                               f"{self.total} of the start")
         if last not in ("P", "p", "-"):
-            raise BadPosition(f"position {text!r}: the last capturer must be P, p or -, not {last!r}")
+            raise BadPosition(f"position {quote(text)}: the last capturer must be P, p or -, not {quote(last)}")
         ko_pit = None
         if ko != "-":
             centre = (self.cols // 2 - 1, self.cols // 2)
             pit = self.pit_names.index(ko) if ko in self.pit_names else -1
             if pit < 0 or self.owner(pit) != side or self.col(pit) not in centre:
-                raise BadPosition(f"position {text!r}: a ko pit is one of the two centre pits of "
-                                  f"the side to move, or -; not {ko!r}")
+                raise BadPosition(f"position {quote(text)}: a ko pit is one of the two centre pits of "
+                                  f"the side to move, or -; not {quote(ko)}")
             ko_pit = pit
         return Position(tuple(board), side, ko_pit, None if last == "-" else last)
 
@@ -244,7 +244,10 @@ class ZigZag(Game):
 
     def tier_name(self, tier: int) -> str:
         seeds, c = divmod(tier, 3)
-        return f"{seeds} seeds, last capture {self.CAPTURERS[c] or 'none'}"
+        return f"{seeds} {'seed' if seeds == 1 else 'seeds'}, last capture {self.CAPTURERS[c] or 'none'}"
+
+    def tier_stones(self, tier: int) -> int:
+        return tier // 3
 
     def tier_graph(self, tier: int, lower: dict[int, object]) -> dict:
         seeds, c = divmod(tier, 3)

@@ -1,0 +1,201 @@
+"""CLI conventions: --version, -h, shell completion, help that fits the terminal with whole
+examples, one "[default: ...]" per option, and one sentence for every error."""
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+from importlib import metadata
+
+import pytest
+import typer
+from typer import _click as click
+from typer.testing import CliRunner
+
+from sowsolve.cli.app import app
+from sowsolve.tables import analysis
+
+runner = CliRunner()
+COMMANDS = sorted(typer.main.get_command(app).commands)
+SCRIPT = pathlib.Path(sys.executable).parent / "sowsolve"
+
+
+def run(*args, env=None):
+    return runner.invoke(app, [str(a) for a in args], env=env)
+
+
+def test_every_command_is_listed():
+    assert set(COMMANDS) >= {"solve", "query", "export", "info", "tables", "perft", "check"}
+
+
+def test_version_comes_from_the_package_metadata():
+    result = run("--version")
+    assert result.exit_code == 0
+    assert result.stdout == f"sowsolve {metadata.version('sowsolve')}\n"
+
+
+@pytest.mark.parametrize("command", [[]] + [[c] for c in COMMANDS])
+def test_short_help_is_the_long_help(command):
+    short, long = run(*command, "-h"), run(*command, "--help")
+    assert short.exit_code == 0 and long.exit_code == 0
+    assert short.stdout == long.stdout and "Usage:" in short.stdout
+
+
+def test_completion_options_are_offered():
+    top = run("--help").stdout
+    assert "--install-completion" in top and "--show-completion" in top
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="the sowsolve script is not installed beside python")
+def test_completion_completes_commands_and_games():
+    def complete(words: str) -> list[str]:
+        env = dict(os.environ, _SOWSOLVE_COMPLETE="complete_bash", COMP_WORDS=words,
+                   COMP_CWORD=str(len(words.split()) - 1))
+        out = subprocess.run([str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
+        return out.stdout.split()
+    assert complete("sowsolve qu") == ["query"]
+    assert complete("sowsolve solve diff") == ["diffusion", "diffusion-v2"]
+    script = subprocess.run([str(SCRIPT), "--show-completion", "bash"], capture_output=True,
+                            text=True, timeout=60, env=dict(os.environ, SHELL="/bin/bash"))
+    assert script.returncode == 0 and "_SOWSOLVE_COMPLETE" in script.stdout
+
+
+def examples(help_source: str) -> list[str]:
+    """The example lines of a command's docstring: after 'Examples:' up to a blank line."""
+    lines = help_source.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        if line.strip().startswith("Examples:") or line.strip().startswith("Example:"):
+            rest = line.strip().split(":", 1)[1].strip()
+            block = ([rest] if rest else []) + [l.strip() for l in
+                                                 _until_blank(lines[i + 1:])]
+            found.extend(block)
+    return found
+
+
+def _until_blank(lines):
+    for line in lines:
+        if not line.strip():
+            return
+        yield line
+
+
+def option_entries(help_text: str) -> list[str]:
+    """Each option's help entry, continuation lines joined."""
+    entries, inside = [], False
+    for line in help_text.splitlines():
+        if line.startswith("Options:"):
+            inside = True
+            continue
+        if inside:
+            if not line.strip() or not line.startswith(" "):
+                inside = line.startswith(" ")
+                continue
+            if re.match(r"^\s{2}-", line):
+                entries.append(line.strip())
+            elif entries:
+                entries[-1] += " " + line.strip()
+    return entries
+
+
+def help_at(width: int, monkeypatch, command: str | None = None) -> str:
+    """The help text as a terminal of `width` columns shows it (CliRunner would force 80)."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    group = typer.main.get_command(app)
+    parent = click.Context(group, info_name="sowsolve")
+    if command is None:
+        return group.get_help(parent)
+    sub = group.commands[command]
+    return sub.get_help(click.Context(sub, info_name=command, parent=parent))
+
+
+@pytest.mark.parametrize("width", [60, 200])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_fits_the_terminal_with_whole_examples(command, width, monkeypatch):
+    text = help_at(width, monkeypatch, command)
+    too_long = [line for line in text.splitlines() if len(line) > width]
+    assert not too_long, too_long
+    source = typer.main.get_command(app).commands[command].help
+    shown = examples(source)
+    assert shown, f"{command} --help has no example"
+    output_lines = [line.strip() for line in text.splitlines()]
+    for example in shown:
+        assert example.startswith("sowsolve "), example
+        assert example in output_lines, f"example {example!r} is not on a line of its own"
+    for entry in option_entries(text):
+        assert entry.count("[default:") <= 1, entry
+
+
+def test_top_level_help_fits_60_columns(monkeypatch):
+    text = help_at(60, monkeypatch)
+    assert "$SOWSOLVE_TABLES" in text
+    assert all(len(line) <= 60 for line in text.splitlines())
+
+
+def test_a_failing_check_ends_with_its_report_only(monkeypatch, table_2x4_k2):
+    def failing(table, samples, full, seed):
+        return {"table": table.path, "tiers": 1, "blocks": 1, "positions_verified": 1,
+                "full": full, "failures": ["X: stored win, its children give loss"],
+                "failure_count": 1}
+    monkeypatch.setattr(analysis, "check_table", failing)
+    result = run("check", "--table", table_2x4_k2)
+    assert result.exit_code == 1
+    assert "1 FAILURES" in result.stdout and result.stderr == ""
+    result = run("check", "--table", table_2x4_k2, "--json")
+    assert result.exit_code == 1 and json.loads(result.stdout)["failure_count"] == 1
+    assert result.stderr == ""
+
+
+HUGE = 10 ** 30
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["solve", "diffusion", "--cols", 2, "--stones", 1, "--threads", 99999999999], "--threads"),
+    (["solve", "diffusion", "--cols", 2, "--stones", 1, "--threads", HUGE], "--threads"),
+    (["solve", "overflow", "--size", "3x3", "--max-positions", HUGE], "--max-positions"),
+    (["solve", "diffusion", "--cols", HUGE, "--stones", 1], "--cols"),
+    (["solve", "zigzag", "--cols", 2, "--stones", -HUGE], "--stones"),
+    (["query", "2222/2222 A", "--table", "{t}", "--max-positions", HUGE], "--max-positions"),
+    (["query", "2222/2222 A", "--table", "{t}", "--plies", HUGE], "--plies"),
+    (["query", "9" * 5000 + " A", "--table", "{t}"], "position"),
+    (["check", "--table", "{t}", "--samples", HUGE], "--samples"),
+    (["perft", "diffusion", "--depth", HUGE], "--depth"),
+    (["perft", "zigzag", "--cols", 2, "--stones", 1, "--depth", 1, "--position", "2222/2222 A"],
+     "looks like Diffusion"),
+    (["info", "--table", "{t}", "--cols", 4], "not both"),
+])
+def test_bad_numbers_and_texts_get_one_sentence(tmp_path, table_2x4_k2, args, fragment):
+    result = run(*[str(a).format(t=table_2x4_k2) for a in args] + ["--table", tmp_path / "x.sqlite"]
+                 if args[0] == "solve" else [str(a).format(t=table_2x4_k2) for a in args])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sowsolve: ") and fragment in lines[0], lines
+    assert len(lines[0]) < 400                       # bad input is quoted by a short prefix
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_an_unexpected_error_is_one_sentence(monkeypatch, table_2x4_k2):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+    monkeypatch.setattr(analysis, "info", broken)
+    monkeypatch.delenv("SOWSOLVE_TRACEBACK", raising=False)
+    result = run("info", "--table", table_2x4_k2)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ZeroDivisionError" in lines[0]
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["query"], "Missing argument"),
+    (["solve", "diffusion", "--threads", "abc"], "--threads"),
+    (["perft", "diffusion", "--depth", "3", "--bogus"], "--bogus"),
+    (["no-such-command"], "no-such-command"),
+])
+def test_usage_errors_are_one_sentence(args, fragment):
+    result = run(*args)
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sowsolve: ") and fragment in lines[0], lines
+    assert "-h`" in lines[0]                         # where to read more

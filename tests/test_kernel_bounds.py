@@ -1,0 +1,68 @@
+"""Defense in depth: a kernel handed arrays of the wrong size (say, a tier shrunk in a crafted
+table) refuses with one sentence instead of reading outside them."""
+import numpy as np
+import pytest
+
+from sowsolve.solver import kernels
+from sowsolve.solver.games import make_game
+
+
+@pytest.fixture(scope="module")
+def solved_4_2():
+    game = make_game("diffusion", cols=4, stones=2)
+    capsule = game.kernel().capsule()
+    arrays = [None] * (max(game.tiers()) + 1)
+    for tier in game.tiers():
+        arrays[tier] = np.zeros(game.tier_size(tier), dtype=np.uint16)
+        kernels.solve_range(capsule, tier, 0, arrays[tier].size, arrays, 2)
+    return game, capsule, arrays
+
+
+def one_sentence(exc) -> str:
+    text = str(exc.value)
+    assert "\n" not in text and text.count(". ") == 0, text
+    return text
+
+
+@pytest.mark.parametrize("shrunk", ["lower", "same"])
+def test_the_tier_solver_refuses_a_tier_array_too_short(solved_4_2, shrunk):
+    game, capsule, arrays = solved_4_2
+    top = max(game.tiers())
+    tables = list(arrays)
+    tables[top] = np.zeros(arrays[top].size, dtype=np.uint16)
+    victim = top - 1 if shrunk == "lower" else top
+    tables[victim] = tables[victim][:tables[victim].size // 8].copy()
+    stop = tables[top].size
+    with pytest.raises(RuntimeError) as solving:
+        kernels.solve_range(capsule, top, 0, stop, tables, 2)
+    assert "outside the array of its tier" in one_sentence(solving)
+    checked = list(arrays)
+    checked[victim] = arrays[victim][:arrays[victim].size // 8].copy()
+    with pytest.raises(RuntimeError) as verifying:
+        kernels.verify_range(capsule, top, 0, checked[top].size, checked, 2)
+    assert "outside the array of its tier" in one_sentence(verifying)
+
+
+def test_zigzag_tier_graph_checks_the_lower_tiers():
+    game = make_game("zigzag", cols=4, stones=1)
+    kernel = game.kernel()
+    for lower, words in [({(500, 1): np.ones(6, dtype=np.uint16)}, "no tier"),
+                         ({(3, 7): np.ones(6, dtype=np.uint16)}, "no tier"),
+                         ({(-1, 1): np.ones(6, dtype=np.uint16)}, "no tier"),
+                         ({(7, 1): np.ones(10, dtype=np.uint16)}, "holds 10 records")]:
+        with pytest.raises(ValueError) as refused:
+            kernels.zigzag_tier_graph(kernel, 8, 0, lower)
+        assert words in one_sentence(refused)
+    with pytest.raises(ValueError):
+        kernels.zigzag_tier_graph(kernel, 400, 0, {})
+
+
+def test_verify_keys_checks_its_arrays():
+    game = make_game("overflow", size="3x3")
+    solver = kernels.TTSolver(game.kernel().capsule(), 10**5)
+    solver.run(game.key(game.initial())[1])
+    keys, records = solver.results()
+    with pytest.raises(ValueError) as refused:
+        kernels.verify_keys(game.kernel().capsule(), keys, records[:10], keys)
+    assert "records" in one_sentence(refused)
+    assert kernels.verify_keys(game.kernel().capsule(), keys, records, keys) == (0, 0)

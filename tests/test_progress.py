@@ -1,0 +1,168 @@
+"""Progress that moves: one bar over a whole solve, fed while the kernel runs with the positions
+it has solved, named after the tier being solved; its updates add up to exactly the positions
+solved.  Position counts come from the rules: boards of 2n pits holding 0-5 stones (Diffusion),
+compositions of the seeds into 2n pits times 2 sides, 3 ko states and 3 last capturers (Zig Zag),
+and agree with the README's tables."""
+import os
+from collections import Counter
+from math import comb
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from sowsolve.cli.app import app
+from sowsolve.solver import kernels
+from sowsolve.solver.games import make_game
+from sowsolve.solver.retrograde import solve_tiers
+from sowsolve.solver.score import solve_score_tiers
+from sowsolve.solver.search import SearchLimitReached, solve_by_search
+
+
+def diffusion_boards(pits: int, stones: int) -> int:
+    """Boards of `pits` pits holding 0-5 stones each, `stones` in all."""
+    counts = np.array([1], dtype=object)
+    for _ in range(pits):
+        counts = np.convolve(counts, np.ones(6, dtype=object))
+    return int(counts[stones]) if stones < counts.size else 0
+
+
+class MemoryStore:
+    def __init__(self):
+        self.tiers = {}
+
+    def finished_tiers(self):
+        return set(self.tiers)
+
+    def load_tier(self, tier):
+        return self.tiers[tier]
+
+    def save_tier(self, tier, records, summary, keys=None):
+        self.tiers[tier] = records.copy()
+
+
+class Bar:
+    def __init__(self, total, desc):
+        self.total, self.desc, self.closed = total, desc, False
+        self.updates = []           # (description at the time, positions)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.closed = True
+
+    def update(self, n):
+        assert not self.closed and n > 0
+        self.updates.append((self.desc, n))
+
+    def set_description(self, desc):
+        self.desc = desc
+
+
+class Recorder:
+    """A Progress (solver.retrograde) that keeps every bar it opens."""
+
+    def __init__(self):
+        self.bars = []
+
+    def __call__(self, total, desc):
+        self.bars.append(Bar(total, desc))
+        return self.bars[-1]
+
+
+def per_name(bar):
+    positions, updates = Counter(), Counter()
+    for name, n in bar.updates:
+        positions[name] += n
+        updates[name] += 1
+    return positions, updates
+
+
+@pytest.fixture
+def quick_polls(monkeypatch):
+    monkeypatch.setattr(kernels, "POLL_SECONDS", 0.001)
+
+
+def test_one_bar_follows_a_diffusion_solve_inside_its_tiers(quick_polls):
+    game = make_game("diffusion", cols=6, stones=1)
+    progress = Recorder()
+    solve_tiers(game, MemoryStore(), threads=2, progress=progress)
+    (bar,) = progress.bars
+    assert bar.closed
+    assert bar.total == 2_481_453 == sum(n for _, n in bar.updates)
+    positions, updates = per_name(bar)
+    assert positions == {f"tier {s}": diffusion_boards(12, s) for s in range(1, 13)}
+    # the largest tier (1.2 M positions) takes hundreds of times the 1 ms between two looks:
+    # its bar moves while the kernel runs, not once at the end
+    assert updates["tier 12"] >= 3, updates
+
+
+def test_a_resumed_solve_counts_only_the_tiers_left(quick_polls):
+    game = make_game("diffusion", cols=4, stones=2)
+    store = MemoryStore()
+    solve_tiers(game, store, threads=2)
+    del store.tiers[15], store.tiers[16]
+    progress = Recorder()
+    solve_tiers(game, store, threads=2, progress=progress)
+    (bar,) = progress.bars
+    assert bar.total == diffusion_boards(8, 15) + diffusion_boards(8, 16)
+    assert per_name(bar)[0] == {"tier 15": diffusion_boards(8, 15), "tier 16": diffusion_boards(8, 16)}
+
+
+def test_the_tier_solver_counts_each_position_once():
+    """Two threads that meet on a position store it once and count it once."""
+    game = make_game("diffusion", cols=6, stones=1)
+    capsule = game.kernel().capsule()
+    arrays = [None] * 13
+    for tier in game.tiers():
+        arrays[tier] = np.zeros(diffusion_boards(12, tier), dtype=np.uint16)
+        control = kernels.Control()
+        kernels._retrograde.solve_range(capsule, tier, 0, arrays[tier].size, arrays, 2, control.words)
+        assert control.done == diffusion_boards(12, tier)
+    control = kernels.Control()
+    assert kernels._retrograde.verify_range(capsule, 12, 0, arrays[12].size, arrays, 2,
+                                            control.words) == 0
+    assert control.done == diffusion_boards(12, 12)
+
+
+def test_one_bar_follows_a_zigzag_solve(quick_polls):
+    game = make_game("zigzag", cols=4, stones=1)
+    progress = Recorder()
+    store = MemoryStore()
+    solve_score_tiers(game, store, progress)
+    (bar,) = progress.bars
+    assert bar.closed
+    assert bar.total == 231_660 == sum(n for _, n in bar.updates)
+    positions, _ = per_name(bar)
+    assert len(positions) == 27          # 0-8 seeds, 3 last capturers: each tier named
+    for name, n in positions.items():
+        seeds = int(name.split()[0])
+        assert "last capture" in name and n == comb(seeds + 7, 7) * 6, name
+    # the graph kernel counts each position of its tier once
+    control = kernels.Control()
+    lower = {divmod(t, 3): store.tiers[t] for t in game.tier_dependencies(8 * 3)}
+    graph = kernels._zigzag.tier_graph(game.kernel(), 8, 0, lower, control.words)
+    assert control.done == comb(8 + 7, 7) * 6 == graph["side"].size
+
+
+def test_a_search_stops_at_its_limit_with_the_true_count():
+    game = make_game("overflow", size="3x4")
+    solver = kernels.TTSolver(game.kernel().capsule(), 1000)
+    with pytest.raises(kernels.SearchLimit) as caught:
+        solver.run(game.key(game.initial())[1])
+    assert solver.positions == 1000 == caught.value.solved
+    with pytest.raises(SearchLimitReached, match=r"--max-positions 1000 before solving the start"):
+        solve_by_search(game, MemoryStore(), max_positions=1000)
+
+
+def test_solve_refuses_to_leave_half_a_searched_table(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["solve", "overflow", "--size", "3x4", "--max-positions", "1000",
+                                      "--table", "o.sqlite"])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip().splitlines()[-1] == (
+        "sowsolve: the search reached --max-positions 1000 before solving the start "
+        "(1,000 positions solved); raise it")
+    assert "Traceback" not in result.output
+    assert os.listdir(tmp_path) == []
