@@ -203,8 +203,6 @@ cdef void perft_rec(const DiffCtx *c, const uint8_t *board, int depth, int ply,
         counts[ply] += 1
         if ply + 1 < depth:
             perft_rec(c, child, depth, ply + 1, counts, poll)
-            if poll.pending:
-                return
 
 
 def _counts_of_half(object m):

@@ -57,13 +57,12 @@ cdef inline Control *control_of(int64_t[::1] words, Control *spare) except NULL:
     return <Control *>&words[0]
 
 
-cdef extern from "Python.h":
-    # declared without an exception value: the exception stays set for raise_pending
-    int check_signals "PyErr_CheckSignals" () noexcept
+cdef extern from "sowsolve_kernel.h" nogil:
+    int signals_pending "sowsolve_signals_pending" () noexcept
 
 
 # Kernels that run in the caller's thread (perft) look at Python's pending signals every 16384
-# calls, briefly taking the GIL: Ctrl-C sets KeyboardInterrupt there, and the kernel unwinds.
+# calls (Ctrl-C sets KeyboardInterrupt there); once one is pending, every call returns at once.
 cdef struct SignalPoll:
     int64_t calls
     int pending          # 1 once a signal handler raised; its exception is set
@@ -72,9 +71,7 @@ cdef struct SignalPoll:
 cdef inline bint poll_signals(SignalPoll *p) noexcept nogil:
     p.calls += 1
     if (p.calls & 0x3FFF) == 0 and not p.pending:
-        with gil:
-            if check_signals() < 0:
-                p.pending = 1
+        p.pending = signals_pending()
     return p.pending
 
 

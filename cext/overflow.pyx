@@ -244,8 +244,6 @@ cdef void perft_rec(const OvCtx *c, const uint8_t *h, int depth, int ply, int64_
         for i in range(n):
             apply_move(c, h, moves[i], child)
             perft_rec(c, child, depth, ply + 1, counts, poll)
-            if poll.pending:
-                return
 
 
 def _symmetries(int rows, int cols):

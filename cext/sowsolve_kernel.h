@@ -84,6 +84,18 @@ static inline int ctl_stopped(const Control *c) { return __atomic_load_n(&c->sto
 static inline void ctl_add(Control *c, int64_t n) { if (n) __atomic_fetch_add(&c->done, n, __ATOMIC_RELAXED); }
 static inline void ctl_set(Control *c, int64_t n) { __atomic_store_n(&c->done, n, __ATOMIC_RELAXED); }
 
+/* Kernels that run in the caller's thread (perft) ask Python every few thousand calls whether
+ * a signal is pending, taking the GIL for a moment: 1 when a handler raised (Ctrl-C: the
+ * KeyboardInterrupt stays set for the caller to raise).  Kept out of line, off the hot path. */
+#ifdef Py_PYTHON_H
+__attribute__((noinline, cold, unused)) static int sowsolve_signals_pending(void) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    int raised = PyErr_CheckSignals() < 0;
+    PyGILState_Release(state);
+    return raised;
+}
+#endif
+
 /* Relaxed atomic access to records shared between threads: two threads that solve the same
  * position write the same record, so a racing read sees either "unsolved" or the answer. */
 static inline uint16_t rec_load(const uint16_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }

@@ -119,8 +119,6 @@ cdef void perft_rec(const ZzCtx *c, const uint8_t *board, int side, int ko, int 
     if ply + 1 < depth:
         for i in range(n):
             perft_rec(c, turns[i].board, 1 - side, turns[i].ko, depth, ply + 1, counts, poll)
-            if poll.pending:
-                return
 
 
 cdef class ZigZagKernel:

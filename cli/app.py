@@ -28,6 +28,14 @@ from ..tables import analysis
 from ..tables.export import StdoutClosed, Terminated, export as export_table
 from . import locate, render
 
+def _plain(message: str) -> str:
+    """Click's messages without the validator jargon that some of its versions pass through."""
+    message = message.replace("Input should be a valid integer, unable to parse string as an "
+                              "integer", "expected a whole number")
+    message = message.replace("Value error, ", "")
+    return message
+
+
 class OneSentenceGroup(TyperGroup):
     """Click's own usage errors (a missing argument, a word where a number belongs) as one
     sentence on stderr like every other error, instead of usage, hint and error lines."""
@@ -43,7 +51,7 @@ class OneSentenceGroup(TyperGroup):
         except click_exceptions.ClickException as exc:
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} -h`)" if ctx is not None else ""
-            message = " ".join(exc.format_message().split())
+            message = _plain(" ".join(exc.format_message().split()))
             typer.echo(f"sowsolve: {message}{hint}", err=True)
             sys.exit(exc.exit_code)
         except typer.Abort:
@@ -83,8 +91,8 @@ def clear_errors():
         fail(str(exc), 2)
     except RUNTIME_ERRORS as exc:
         fail(str(exc) or type(exc).__name__, 1)
-    except KeyboardInterrupt:
-        fail("interrupted", 130)
+    except KeyboardInterrupt as exc:
+        fail(str(exc) or "interrupted", 130)
     except OSError as exc:
         fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), 1)
     except Exception as exc:  # noqa: BLE001 - a bug: still one sentence, the trace on request
@@ -183,7 +191,7 @@ READ_GAME = typer.Argument(None, help=GAME_HELP + " Reads the table of this game
 READ_TABLE = typer.Option(None, "--table", help="Table file (instead of GAME and board options).")
 
 
-@app.command()
+@app.command(short_help='Solve every position of a board into a table.')
 def solve(
     game: str = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game),
     cols: Optional[int] = COLS,
@@ -241,12 +249,13 @@ def solve(
                 return
             if not estimate["fits"] and not allow_large:
                 raise BadParameters(render.refusal_text(estimate))
-            typer.echo(render.estimate_text(estimate), err=True)
         elif dry_run:
             typer.echo(f"{path} is finished: solve would do nothing")
             return
         created = force or not os.path.exists(path)
-        writer = TableWriter(path, g, force=force)
+        writer = TableWriter(path, g, force=force)     # refuses a table another solve holds
+        if estimate is not None:
+            typer.echo(render.estimate_text(estimate), err=True)
         try:
             started = time.perf_counter()
             report = None
@@ -255,10 +264,12 @@ def solve(
                                     max_positions=max_positions)
                 writer.finish({"solve_seconds": round(time.perf_counter() - started, 3),
                                "threads": threads})
-        except BaseException:
+        except BaseException as exc:
             if created and g.method == "search":    # a search that did not end leaves no table
                 writer.close()
                 discard_table(path)
+            if isinstance(exc, KeyboardInterrupt):
+                raise KeyboardInterrupt(_interrupted(g, writer, path)) from None
             raise
         finally:
             writer.close()
@@ -278,6 +289,20 @@ def solve(
             typer.echo(render.summary_text(result))
 
 
+def _interrupted(game, writer, path: str) -> str:
+    """What an interrupted solve kept, and how to go on."""
+    if game.method == "search":
+        return "interrupted; a search starts over, so no table was kept"
+    kept = sorted(writer.finished_tiers())
+    order = list(game.tiers())
+    if not kept:
+        return f"interrupted before the first tier was stored; {path} resumes from the start"
+    name = game.tier_name(kept[-1])
+    last = f"tier {name}" if name == str(kept[-1]) else name
+    return (f"interrupted; {path} keeps {len(kept)} of {len(order)} tiers (up to {last}): run "
+            f"the same command again to resume")
+
+
 def _solved_tiers(path: str, game, force: bool) -> tuple[set[int], bool]:
     """(tiers already solved, finished) of the table a solve would continue; read only."""
     if force or not os.path.exists(path):
@@ -291,7 +316,7 @@ def _solved_tiers(path: str, game, force: bool) -> tuple[set[int], bool]:
         return set(existing.solved_tiers), existing.finished
 
 
-@app.command()
+@app.command(short_help='Value of a position and of each of its moves.')
 def query(
     position: str = typer.Argument(..., help="Position text, e.g. '4444/4444 A'."),
     table: Optional[str] = typer.Option(None, "--table", help="Table file; left out, the table "
@@ -324,7 +349,7 @@ def query(
       sowsolve query '2222/2222 A'
       sowsolve query '2222/2222 A' --line --plies 6
       sowsolve query '111/111/111 L' --json
-      sowsolve query '22/22 p - -' --stores 3,1
+      sowsolve query '21/22 p - P' --stores 1,0
     """
     with clear_errors():
         check_max_positions(max_positions)
@@ -348,7 +373,7 @@ def query(
             typer.echo(render.query_text(result))
 
 
-@app.command()
+@app.command(short_help='Write every position of a table as CSV or JSON lines.')
 def export(
     game: Optional[str] = READ_GAME,
     cols: Optional[int] = COLS,
@@ -388,12 +413,12 @@ def export(
                     rows = export_table(t, out, fmt.value, max_stones, progress=tier_bar)
                 except StdoutClosed:        # `... --out - | head`: stop quietly, as cat does
                     raise typer.Exit(128 + 13) from None
-            typer.echo(f"wrote {rows} rows to {'standard output' if out == '-' else out}", err=True)
+            typer.echo(f"wrote {rows:,} rows to {'standard output' if out == '-' else out}", err=True)
     except Terminated as exc:
         fail("terminated", 128 + exc.signum)
 
 
-@app.command()
+@app.command(short_help='What a table holds: game, tiers, results, start value.')
 def info(
     game: Optional[str] = READ_GAME,
     cols: Optional[int] = COLS,
@@ -422,7 +447,7 @@ def info(
             typer.echo(render.info_text(result))
 
 
-@app.command()
+@app.command(short_help='List the tables of the tables directory.')
 def tables(
     directory: Optional[str] = typer.Option(None, "--dir", help="Directory to list; left out, "
                                             "$SOWSOLVE_TABLES, else sowsolve-tables."),
@@ -448,7 +473,7 @@ def tables(
             typer.echo(render.tables_text(result))
 
 
-@app.command()
+@app.command(short_help='Count the move paths from a position, depth by depth.')
 def perft(
     game: str = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game),
     cols: Optional[int] = COLS,
@@ -479,10 +504,10 @@ def perft(
         else:
             for d, n in enumerate(counts, 1):
                 typer.echo(f"depth {d}: {n}")
-            typer.echo(f"{sum(counts)} nodes in {seconds:.3f} s", err=True)
+            typer.echo(f"{sum(counts):,} nodes in {seconds:.3f} s", err=True)
 
 
-@app.command()
+@app.command(short_help="Self-check a game's contract or a table's values.")
 def check(
     game: Optional[str] = typer.Argument(None, help=GAME_HELP + " Checks the game's contract, "
                                          "or with --stored the table of the game and board.",

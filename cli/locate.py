@@ -99,7 +99,8 @@ def guess_games(text: str) -> list[Game]:
 
 def parse_for_table(game: Game, text: str):
     """A position of the table's game; a position of another game is named as such."""
-    return _parse_as(game, text, f"this is a {game_and_board(game.describe())[0]} table")
+    name = game_and_board(game.describe())[0]
+    return _parse_as(game, text, f"this is {'an' if name[0] in 'AEIOU' else 'a'} {name} table")
 
 
 def parse_for_game(game: Game, text: str):
@@ -183,12 +184,12 @@ def _readable(entries: list[dict]) -> list[dict]:
 def _no_tables(directory: str) -> str:
     """Why a directory offers no table: it is missing, empty, or holds only other files."""
     if not os.path.isdir(directory):
-        return "it does not exist"
+        return "the directory does not exist"
     odd = scan(directory)
     if odd:
-        return (f"it holds no table that sowsolve can read ({len(odd)} other "
+        return (f"the directory holds no table that sowsolve can read ({len(odd)} other "
                 f"file{'s' if len(odd) != 1 else ''}; `sowsolve tables` says what they are)")
-    return "it holds no table"
+    return "the directory holds no table"
 
 
 def _names(entries: list[dict], limit: int = 4) -> str:
@@ -224,7 +225,7 @@ def table_for_position(text: str, directory: str | None = None) -> str:
         raise BadPosition(f"{short(text)} is no position of Diffusion (like '4444/4444 A'), "
                           f"Overflow ('111/111/111 L') or Zig Zag ('5555/5555 p - -')")
     if tables:
-        others = f"it holds {len(tables)} other table{'s' if len(tables) != 1 else ''}: {_names(tables)}"
+        others = f"the directory holds {len(tables)} other table{'s' if len(tables) != 1 else ''}: {_names(tables)}"
     else:
         others = _no_tables(directory)
     raise TableMissing(f"no table in {tables_directory_label(directory)} answers {short(text)}: "

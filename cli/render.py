@@ -135,7 +135,10 @@ def info_text(r: dict) -> str:
     lines = [f"table      {r['table']}",
              f"game       {r['description']}",
              f"status     {'finished' if r['finished'] else 'NOT finished'}",
-             f"positions  {r['positions_per_side']:,} stored: {r['note']}",
+             (f"positions  {r['positions_per_side']:,} stored: {r['note']}"
+              if r["finished"] else
+              f"positions  {r.get('positions_solved', 0):,} of {r['positions_per_side']:,} solved so "
+              f"far: {r['note']}"),
              f"results    {r['wins']:,} wins, {r['losses']:,} losses, {r['draws']:,} draws "
              f"for the side to move"]
     for start in r.get("start", []):
@@ -221,6 +224,9 @@ def refusal_text(e: dict) -> str:
         limits.append(f"~{size_short(e['table_bytes'])} of disk ({size_short(e['free_disk'])} free)")
     if "time" in e["too_large"]:
         limits.append(f"~{duration(e['seconds'])} (more than a day)")
+    if "unknown" in e["too_large"]:
+        limits.append(f"more positions than --max-positions allows: boards beyond 16 cells reach "
+                      f"billions (5x5: about 10^10 to 10^11), so the search would stop unfinished")
     need = limits[0] if len(limits) == 1 else ", ".join(limits[:-1]) + " and " + limits[-1]
     return (f"solving {e['description']} ({count_text(e['positions'])} positions) would take "
             f"{need}; choose a smaller board, or pass --allow-large to start it anyway")

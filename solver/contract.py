@@ -24,6 +24,9 @@ class Game(ABC):
     method: str = "tiers"
     #: what records hold: "winloss" (outcome + remoteness) or "margin" (score + remoteness)
     value_kind: str = "winloss"
+    #: whether a draw can be a position's value (False where the rules rule it out: a table
+    #: record saying "draw" is then refused as corrupt)
+    can_draw: bool = True
 
     # --- Python layer ---------------------------------------------------------------
     @abstractmethod

@@ -38,6 +38,10 @@ OVERFLOW_POSITIONS_PER_SECOND = 0.23e6
 OVERFLOW_BYTES_PER_POSITION = 56
 OVERFLOW_TABLE_BYTES_PER_POSITION = 0.65
 OVERFLOW_REACHABLE = {"3x3": 6_742, "3x4": 674_116, "4x3": 674_116, "4x4": 61_571_886}
+# Boards beyond the largest solved one (16 cells) reach far more positions than --max-positions
+# admits: new canonical positions per ply on 5x5 grow by 54, 36, 24, 17 over plies 1-5 (README,
+# `python bench/bench_overflow.py --growth-size 5x5 --growth-plies 5`), 10^10..10^11 in all.
+OVERFLOW_LARGEST_SOLVED_CELLS = 16
 
 RECORD_BYTES = 2                    # one 16-bit record per position
 BASELINE_MEMORY = 80_000_000        # the interpreter, numpy and the kernels (measured ~60-80 MB)
@@ -59,6 +63,7 @@ class Estimate:
     available_memory: int | None = None
     free_disk: int | None = None
     too_large: list[str] = field(default_factory=list)   # why it does not fit this machine
+    cells: int | None = None        # boards solved by search: cells of the board
 
     @property
     def fits(self) -> bool:
@@ -107,7 +112,8 @@ def _search_estimate(game: Game, max_positions: int) -> Estimate:
                     TABLE_OVERHEAD + round(OVERFLOW_TABLE_BYTES_PER_POSITION * positions),
                     positions / OVERFLOW_POSITIONS_PER_SECOND, 1,
                     f"{OVERFLOW_POSITIONS_PER_SECOND / 1e6:.2f} M positions/s, "
-                    f"{OVERFLOW_BYTES_PER_POSITION} bytes per position in memory")
+                    f"{OVERFLOW_BYTES_PER_POSITION} bytes per position in memory",
+                    cells=game.rows * game.cols)
 
 
 def _cores() -> int:
@@ -155,4 +161,6 @@ def check_machine(est: Estimate, table_path: str) -> Estimate:
         est.too_large.append("disk")
     if est.seconds > MAX_SECONDS:
         est.too_large.append("time")
+    if not est.positions_exact and est.cells is not None and est.cells > OVERFLOW_LARGEST_SOLVED_CELLS:
+        est.too_large.append("unknown")
     return est

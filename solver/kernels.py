@@ -37,6 +37,10 @@ T = TypeVar("T")
 POLL_SECONDS = 0.2
 #: Seconds to wait for a call asked to stop before leaving it behind (see _wait).
 STOP_WAIT = 1.0
+#: Calls over fewer positions run in the calling thread: they end within a fraction of a second
+#: (Ctrl-C is handled as they return) and skip the hand-over to the kernel thread, which costs
+#: little on a quiet machine but a scheduler time slice or two on a busy one.
+DIRECT_POSITIONS = 1 << 17
 
 CONTROL_WORDS = 16      # sowsolve_kernel.h: struct Control
 _STOP, _DONE = 0, 8
@@ -141,13 +145,17 @@ def _wait(job: _Job) -> None:
             pass
 
 
-def run_stoppable(call: Callable[[np.ndarray], T]) -> T:
+def run_stoppable(call: Callable[[np.ndarray], T], positions: int | None = None) -> T:
     """call(control_words) in the kernel thread (the kernel must release the GIL and poll the
-    words); Ctrl-C or any other exception in this thread stops it before going on up."""
+    words); Ctrl-C or any other exception in this thread stops it before going on up.  A call
+    over fewer than DIRECT_POSITIONS `positions` runs in this thread."""
     control = Control()
     observer = _observer.get()
-    if _worker.is_current():            # a kernel call made from a kernel call
-        return call(control.words)
+    if (positions is not None and positions < DIRECT_POSITIONS) or _worker.is_current():
+        result = call(control.words)
+        if observer is not None:
+            observer(control.done)
+        return result
     job = None
     try:
         job = _worker.submit(lambda: call(control.words))
@@ -172,28 +180,30 @@ def solve_range(capsule, tier: int, start: int, stop: int, tables: list, threads
     """Solve indices start..stop-1 of `tier` in place (cext/retrograde.pyx); counts the records
     it stores."""
     run_stoppable(lambda words: _retrograde.solve_range(capsule, tier, start, stop, tables,
-                                                        threads, words))
+                                                        threads, words), stop - start)
 
 
 def verify_range(capsule, tier: int, start: int, stop: int, tables: list, threads: int = 1) -> int:
     """How many records start..stop-1 of `tier` differ from the fold of their children."""
     return run_stoppable(lambda words: _retrograde.verify_range(capsule, tier, start, stop, tables,
-                                                                threads, words))
+                                                                threads, words), stop - start)
 
 
 def verify_keys(capsule, keys: np.ndarray, records: np.ndarray, check: np.ndarray) -> tuple[int, int]:
     """(mismatches, missing children) of the packed positions `check` (cext/ttsolve.pyx)."""
-    return run_stoppable(lambda words: _ttsolve.verify_keys(capsule, keys, records, check, words))
+    return run_stoppable(lambda words: _ttsolve.verify_keys(capsule, keys, records, check, words),
+                         len(check))
 
 
 def solve_graph(graph: dict):
     """Records of a score tier from its move graph (cext/scoresolve.pyx)."""
-    return run_stoppable(lambda words: _scoresolve.solve_graph(graph, words))
+    return run_stoppable(lambda words: _scoresolve.solve_graph(graph, words), len(graph["side"]))
 
 
 def zigzag_tier_graph(kernel, seeds: int, capturer: int, lower: dict) -> dict:
     """The move graph of a Zig Zag tier (cext/zigzag.pyx)."""
-    return run_stoppable(lambda words: _zigzag.tier_graph(kernel, seeds, capturer, lower, words))
+    return run_stoppable(lambda words: _zigzag.tier_graph(kernel, seeds, capturer, lower, words),
+                         _zigzag.tier_size(kernel.npits, seeds))
 
 
 tier_summary = _retrograde.tier_summary

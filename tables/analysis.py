@@ -12,7 +12,7 @@ from ..solver.search import DEFAULT_MAX_POSITIONS, discs_of, search
 from ..solver.retrograde import default_threads, last_uses, no_progress, summarize
 from ..solver.values import Margin, Value, decode, summarize_margins
 from ..solver.errors import BadParameters
-from .format import NotInTable
+from .format import CorruptTable, NotInTable
 from .store import Table
 
 Progress = Callable[[int, str], ContextManager]
@@ -37,6 +37,8 @@ def query(table: Table, text: str, max_search: int = DEFAULT_MAX_POSITIONS,
         solver = search(game, position, max_search, progress or no_progress, "searching")
         record, source = (lambda p: solver.record(game.key(p)[1])), "search"
     value = decode(game.value_kind, record(position))
+    if source == "table":
+        record = _children_held(table, position)
     moves = []
     for move in game.legal_moves(position):
         child = game.play(position, move)
@@ -53,6 +55,20 @@ def query(table: Table, text: str, max_search: int = DEFAULT_MAX_POSITIONS,
         "source": source,
         "game": game.name, "description": game.describe(), "parameters": game.parameters(),
     }
+
+
+def _children_held(table: Table, position) -> Callable[[object], int]:
+    """The table's records of positions played from one it holds: a keyed table holds every
+    position reachable from its start, so a child it lacks means a damaged table, not a
+    position out of its reach."""
+    def record(child) -> int:
+        try:
+            return table.record(child)
+        except NotInTable:
+            raise CorruptTable(f"{table.path} is corrupt: it holds "
+                               f"{table.game.format_position(position)} but not "
+                               f"{table.game.format_position(child)}, reached from it") from None
+    return record
 
 
 MAX_LINE = 10_000
@@ -73,7 +89,7 @@ def line(table: Table, text, plies: int | None = None, max_search: int = DEFAULT
     position = game.parse_position(text) if isinstance(text, str) else text
     try:
         table.record(position)
-        record = table.record
+        record = _children_held(table, position)
     except NotInTable:
         solver = search(game, position, max_search, progress or no_progress, "searching")
         record = lambda p: solver.record(game.key(p)[1])  # noqa: E731
@@ -188,16 +204,18 @@ def info(table: Table) -> dict:
         tiers.append(row)
     size = table.size_on_disk()
     positions = sum(row["positions"] for row in tiers)
+    solved_positions = sum(row["positions"] for row in tiers if row["solved"])
     result = {
         "table": table.path, "game": meta["game"], "description": table.game.describe(),
         "parameters": meta["parameters"], "finished": table.finished,
         "format_version": meta["format_version"], "software": meta.get("software"),
         "positions_per_side": positions,
+        "positions_solved": solved_positions,
         "note": table.game.storage_note,
         **totals,
         "tiers": tiers,
         "size_on_disk": size,
-        "bytes_per_position": round(size / positions, 4) if positions else None,
+        "bytes_per_position": round(size / solved_positions, 4) if solved_positions else None,
         "solve_seconds": meta.get("solve_seconds"),
         "created": meta.get("created"), "finished_at": meta.get("finished_at"),
     }

@@ -369,6 +369,20 @@ class _TableFile:
         self.block_records = meta["block_records"]
         self._solved = set(meta["solved_tiers"])
         self._summaries: dict[int, dict] = {}
+        self._check_entries()
+
+    def _check_entries(self) -> None:
+        """Every solved tier has its summary and all its blocks (and keys): a table missing one
+        is corrupt for every command alike, not only for those that happen to read it."""
+        present = {row[0] for row in self._db.conn._run(f'SELECT key FROM "{TABLE_NAME}"')}
+        for tier in sorted(self._solved):
+            wanted = [tier_key(tier)] + [block_key(tier, b) for b in range(self.blocks_of(tier))]
+            if self.keyed:
+                wanted += [keys_key(tier, b) for b in range(self.blocks_of(tier))]
+            missing = [key for key in wanted if key not in present]
+            if missing:
+                raise CorruptTable(f"{self.path} is corrupt: tier {tier} is marked solved but "
+                                   f"{missing[0]!r} is missing")
 
     # --- structure ----------------------------------------------------------------------
     @property
@@ -450,6 +464,8 @@ def _check_records(game: Game, tier: int, block: int, records: np.ndarray) -> No
         bad = (records == 0) | (np.abs(margins) > stones)
     else:
         bad = (records & 3) == 0
+        if not game.can_draw:
+            bad |= (records & 3) == 2
     if bad.any():
         raise CorruptTable(f"block {block} of tier {tier} holds a record no position can have")
 
@@ -485,14 +501,20 @@ class Table(_TableFile):
         self.path = os.fspath(path)
         self._db = None
         if not os.path.isfile(self.path):
+            if os.path.isdir(self.path):
+                raise TableMissing(f"{self.path} is a directory, not a table file (the tables in "
+                                   f"it are listed by `sowsolve tables`)")
             raise TableMissing(f"no table file at {self.path}")
         try:
             self._db = _open_dict(self.path, writable=False)
             self._load_meta()
             if not self.meta["finished"] and not allow_unfinished:
+                options = " ".join(f"--{k} {v}" for k, v in self.meta["parameters"].items())
                 raise UnfinishedTable(f"{self.path} is not finished: its solve has stored "
-                                      f"{len(self.meta['solved_tiers'])} tiers so far "
-                                      f"(run `sowsolve solve` again to resume)")
+                                      f"{len(self.meta['solved_tiers'])} of "
+                                      f"{len(self.meta['tiers'])} tiers so far (resume it with "
+                                      f"`sowsolve solve {self.meta['game']} {options} "
+                                      f"--table {self.path}`)")
         except BaseException:
             self.close()
             raise

@@ -81,6 +81,17 @@ def test_overflow_estimate_of_an_unsolved_board_is_bounded_by_the_search_limit(t
     assert "at most 1,000" in text.stdout and not (tmp_path / "x.sqlite").exists()
 
 
+@pytest.mark.parametrize("size", ["5x5", "4x5", "5x6"])
+def test_overflow_beyond_the_solved_boards_is_refused_and_nothing_is_written(tmp_path, size):
+    """More than 16 cells reach billions of positions (README: 5x5 about 10^10..10^11), far
+    past what the search may hold: refused up front instead of failing after minutes."""
+    result = run("solve", "overflow", "--size", size, "--table", tmp_path / "o.sqlite")
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--allow-large" in lines[0] and "--max-positions" in lines[0]
+    assert os.listdir(tmp_path) == []
+
+
 def test_the_standard_zigzag_board_is_refused_and_nothing_is_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SOWSOLVE_TABLES", raising=False)

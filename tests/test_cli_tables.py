@@ -119,7 +119,8 @@ def test_query_without_any_tables_directory(tmp_path, monkeypatch):
 ])
 def test_a_position_of_another_game_is_named(tables_dir, text, table, table_game, looks_like):
     line = one_sentence(run("query", text, "--table", tables_dir / table))
-    assert line == f"sowsolve: this is a {table_game} table; that position looks like {looks_like}"
+    article = "an" if table_game[0] in "AEIOU" else "a"
+    assert line == f"sowsolve: this is {article} {table_game} table; that position looks like {looks_like}"
 
 
 def test_a_bad_position_of_the_same_game_keeps_its_own_message(tables_dir):

@@ -1,5 +1,6 @@
 """`check --table --full` on whole tables: every stored value equals the fold of its children's
-(kernel), block checksums and summaries -- on 2x4 and 2x6 boards of both variants."""
+(kernel), block checksums and summaries -- on 2x4 and 2x6 boards of both variants and
+a 2x5 v2 board of 12.4 M positions (the 2x6 k=2 board's 388 M: `sowsolve check --table T --full`)."""
 import pytest
 
 from conftest import solve_to
@@ -8,7 +9,7 @@ from sowsolve.tables.analysis import check_table
 
 BOARDS = [("diffusion", 4, 1), ("diffusion-v2", 4, 1), ("diffusion", 4, 2), ("diffusion-v2", 4, 2),
           ("diffusion", 6, 1), ("diffusion-v2", 6, 1),
-          pytest.param("diffusion", 6, 2, id="diffusion-2x6-k2 (388M positions)")]
+          pytest.param("diffusion-v2", 5, 2, id="diffusion-v2-2x5-k2 (12.4M positions)")]
 
 
 @pytest.mark.parametrize("name, cols, stones", BOARDS)

@@ -873,3 +873,65 @@ def test_python_api(table_2x4_k2, small_tables):
             assert table.query(text)["source"] == "search"
         assert "111/111/111 L" in table
         assert table[game.initial()] == table.probe("111/111/111 L")
+
+
+# --- found by trying it as an attacker: values the game cannot have, missing entries -----------
+
+@pytest.mark.parametrize("name", ["diffusion", "overflow"])
+def test_a_draw_in_a_game_without_draws_is_corrupt(tmp_path, small_tables, name):
+    """Diffusion and Overflow cannot draw (RULES.md: acyclic, every end has a winner): records
+    rewritten to 'draw' with valid checksums are refused, not served with exit 0."""
+    path = copy_of(small_tables[name], tmp_path)
+    meta = meta_of(path)
+    tier = max(int(t) for t in meta["solved_tiers"])
+    keys = block_of(path, meta, tier, 0, keys=True) if name == "overflow" else None
+    records = block_of(path, meta, tier, 0)
+    put_block(path, meta, tier, 0, (records & 0xFFFC) | 2)
+    if keys is not None:       # the key block's checksum is bound to the (unchanged) first keys
+        put_block(path, meta, tier, 0, keys, summary_of(path, tier)["first_keys"])
+    for _, args in read_commands(name, path, tmp_path / "o.csv")[:3]:
+        result = cli(*args)
+        if args[0] == "query" and result.exit_code == 0:
+            continue           # the start's tier may be another one; export reads them all
+        one_sentence(result)
+        assert result.exit_code == 1 and "corrupt" in result.stderr, (args, result.stderr)
+
+
+def test_an_overflow_table_missing_a_reachable_child_is_corrupt(tmp_path, small_tables):
+    """A keyed table holds everything reachable from its start: a child of a stored position
+    that is missing means damage, not 'cannot be reached from the start'."""
+    path = copy_of(small_tables["overflow"], tmp_path)
+    meta = meta_of(path)
+    game = make_game("overflow", size="3x3")
+    start = game.initial()
+    child = game.play(start, game.legal_moves(start)[0])
+    tier, key = game.key(child)
+    keys = block_of(path, meta, tier, 0, keys=True)
+    records = block_of(path, meta, tier, 0)
+    keep = keys != np.uint64(key)
+    assert (~keep).sum() == 1 and meta["tier_sizes"][str(tier)] == keys.size   # one block
+    info = summary_of(path, tier)
+    kept_keys, kept_records = keys[keep], records[keep]
+    info.update(positions=int(kept_keys.size), first_keys=[int(kept_keys[0])])
+    losses, wins = int(((kept_records & 3) == 1).sum()), int(((kept_records & 3) == 3).sum())
+    info.update(losses=losses, wins=wins)
+    meta["tier_sizes"][str(tier)] = int(kept_keys.size)
+    put_meta(path, meta)
+    put_summary(path, meta, tier, info)
+    put_block(path, meta, tier, 0, kept_records)
+    put_block(path, meta, tier, 0, kept_keys, info["first_keys"])
+    result = cli("query", "111/111/111 L", "--table", path)
+    one_sentence(result)
+    assert result.exit_code == 1 and "corrupt" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("entry", ["block", "tier"])
+def test_a_missing_block_or_summary_is_corrupt_for_every_command(tmp_path, small_tables, entry):
+    path = copy_of(small_tables["diffusion"], tmp_path)
+    meta = meta_of(path)
+    tier = max(int(t) for t in meta["solved_tiers"])
+    delete_key(path, f"block/{tier}/0" if entry == "block" else f"tier/{tier}")
+    for _, args in read_commands("diffusion", path, tmp_path / "o.csv"):
+        result = cli(*args)
+        one_sentence(result)
+        assert result.exit_code == 1 and "corrupt" in result.stderr, (args, result.stderr)

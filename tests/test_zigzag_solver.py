@@ -235,3 +235,30 @@ def test_contract_check_of_zigzag_sees_a_wrong_tier_graph(monkeypatch):
         monkeypatch.setattr(ZigZag, "tier_graph", broken)
         report = selfcheck.check_game(make_game("zigzag", cols=2, stones=2), samples=200)
         assert report["failure_count"] > 0, damage
+
+
+def readme_zigzag_rows():
+    """The rows of the README's Zig Zag table: board, positions, start value text."""
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
+    section = text[text.index("## Zig Zag"):]
+    rows = []
+    for match in re.finditer(r"^\| 2x(\d), K=(\d) \| ([\d,]+) \| ([^|]+) \|", section, re.M):
+        rows.append((int(match.group(1)), int(match.group(2)), int(match.group(3).replace(",", "")),
+                     match.group(4)))
+    return rows
+
+
+@pytest.mark.parametrize("cols, stones, positions, start",
+                         [r for r in readme_zigzag_rows() if r[2] < 1_000_000])
+def test_readme_zigzag_start_values(tmp_path, cols, stones, positions, start):
+    """The README's start values of the small Zig Zag boards are what a solve gives."""
+    import re
+    game = solve_to(tmp_path / "z.sqlite", "zigzag", cols, stones)
+    assert sum(game.tier_size(t) for t in game.tiers()) == positions
+    with open_table(tmp_path / "z.sqlite") as table:
+        value = table.probe(game.initial())
+    assert value.margin == int(re.search(r"margin (-?\d+)", start).group(1))
+    ends = re.search(r"game over in (\d+) plies", start)
+    assert value.remoteness == (int(ends.group(1)) if ends else None)

@@ -30,6 +30,7 @@ class Position(NamedTuple):
 class Diffusion(Game):
     """Diffusion on 2 rows of `cols` pits with `stones` per pit at the start."""
 
+    can_draw = False          # the game is acyclic and every final position has a winner
     storage_note = ("every position with A to move; B to move is read from the 180-degree turn "
                     "(counts are per side to move)")
 

@@ -42,6 +42,7 @@ class Overflow(Game):
     name = "overflow"
     indexing = "keys"
     method = "search"
+    can_draw = False          # every move lowers (discs, occupied cells); every end has a winner
     storage_note = ("every position reachable from the start, one per class of board symmetries; "
                     "others are answered by search")
 
