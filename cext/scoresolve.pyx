@@ -95,6 +95,17 @@ cdef inline int longer(int d) noexcept nogil:
     return d + 1 if d + 1 < REM_INFINITE else REM_INFINITE - 1
 
 
+cdef inline bint tick(int64_t *settled, Control *ctl) noexcept nogil:
+    """Count one settled position; every CONTROL_FLUSH of them, report them and tell whether
+    the solve was asked to stop."""
+    settled[0] += 1
+    if settled[0] < CONTROL_FLUSH:
+        return False
+    ctl_add(ctl, settled[0])
+    settled[0] = 0
+    return ctl_stopped(ctl)
+
+
 cdef struct Graph:
     int64_t n
     int width
@@ -180,13 +191,9 @@ cdef int attract(const Graph *g, int forcing, int lo, int hi, int step, uint8_t 
             joined[i] = 1
             g.value[i] = t
             g.dist[i] = item.dist
-            joins += 1
-            if joins == CONTROL_FLUSH:
-                ctl_add(ctl, joins)
-                joins = 0
-                if ctl_stopped(ctl):
-                    free(heap.items)
-                    return -2
+            if tick(&joins, ctl):
+                free(heap.items)
+                return -2
             for k in range(g.rev_off[i], g.rev_off[i + 1]):
                 y = g.rev[k]
                 if joined[y]:
@@ -256,13 +263,9 @@ cdef int delay_to_the_end(const Graph *g, int endless_value, const uint8_t *deci
             continue
         settled[i] = 1
         g.dist[i] = item.dist
-        settles += 1
-        if settles == CONTROL_FLUSH:
-            ctl_add(ctl, settles)
-            settles = 0
-            if ctl_stopped(ctl):
-                free(heap.items)
-                return -2
+        if tick(&settles, ctl):
+            free(heap.items)
+            return -2
         d = longer(item.dist)
         if d >= REM_INFINITE:
             continue
