@@ -5,8 +5,8 @@ A tier's children lie in lower, already solved tiers or in the same tier.  Insid
 game graph is acyclic, so each position is solved by a depth-first walk that first solves its
 unsolved same-tier children (memoised in the tier's own array): no counters, no un-moves, no
 ordering pass.  Threads split the tier's indices; two threads that meet on one position compute
-the same record, and records are read and written atomically, so the race is benign (the first
-store wins and is the one counted as progress).
+the same record, and records are read and written atomically, so the race is benign (progress
+counts a position once, or twice in the rare case that both threads store it at once).
 
 Every child index is checked against the length of its tier's array before it is read, so arrays
 of the wrong size give an error, never a read outside them.  A Control block (solver/kernels.py)

@@ -87,8 +87,10 @@ def no_progress(total: int | None, desc: str) -> ContextManager:
 
 class TierProgress:
     """Feeds one bar over a whole solve from the running counts of the kernel calls of each
-    tier (`observer`, for kernels.observing); `finish_tier` adds what the calls did not report,
-    so the bar's updates sum to exactly the sizes of the tiers solved."""
+    tier (`observer`, for kernels.observing); a count may run a little ahead (two threads
+    that store one position at once both count it), so the bar stops one short of the tier
+    until `finish_tier`, which adds what is left: the bar's updates sum to exactly the sizes
+    of the tiers solved."""
 
     def __init__(self, bar: Bar, game: Game):
         self.bar = bar
