@@ -127,6 +127,18 @@ cdef struct Graph:
     uint8_t *tent
 
 
+cdef inline int wait_for_all(Heap *heap, int64_t node, int d, uint8_t *counter,
+                             uint8_t *acc) noexcept nogil:
+    """One more move of a delaying position is settled, `d` plies from the end: it joins once
+    all its counted moves are, at the slowest of them."""
+    if d > acc[node]:
+        acc[node] = d
+    counter[node] -= 1
+    if counter[node] == 0:
+        return heap_push(heap, acc[node], node)
+    return 0
+
+
 cdef inline int offer(Heap *heap, int64_t node, int d, int forcing, int t, const uint8_t *side_of,
                       uint8_t *counter, uint8_t *acc, int16_t *acc_at, uint8_t *tent) noexcept nogil:
     """A successor of `node` worth the threshold t, `d` plies from the end: the forcing side
@@ -138,15 +150,10 @@ cdef inline int offer(Heap *heap, int64_t node, int d, int forcing, int t, const
             tent[node] = d
             return heap_push(heap, d, node)
         return 0
-    counter[node] -= 1
     if acc_at[node] != t:
         acc_at[node] = t
-        acc[node] = d
-    elif d > acc[node]:
-        acc[node] = d
-    if counter[node] == 0:
-        return heap_push(heap, acc[node], node)
-    return 0
+        acc[node] = 0
+    return wait_for_all(heap, node, d, counter, acc)
 
 
 cdef int attract(const Graph *g, int forcing, int lo, int hi, int step, uint8_t *joined,
@@ -250,10 +257,7 @@ cdef int delay_to_the_end(const Graph *g, int endless_value, const uint8_t *deci
         d = longer(g.exit_rem[e])
         if decided[i] or not reach[i] or d >= REM_INFINITE:
             continue            # an exit that never ends keeps its position from ending
-        if d > acc[i]:
-            acc[i] = d
-        counter[i] -= 1
-        if counter[i] == 0 and heap_push(&heap, acc[i], i) < 0:
+        if wait_for_all(&heap, i, d, counter, acc) < 0:
             free(heap.items)
             return -1
     while heap.size > 0:
@@ -273,10 +277,7 @@ cdef int delay_to_the_end(const Graph *g, int endless_value, const uint8_t *deci
             y = g.rev[k]
             if settled[y] or decided[y] or not reach[y]:
                 continue
-            if d > acc[y]:
-                acc[y] = d
-            counter[y] -= 1
-            if counter[y] == 0 and heap_push(&heap, acc[y], y) < 0:
+            if wait_for_all(&heap, y, d, counter, acc) < 0:
                 free(heap.items)
                 return -1
     free(heap.items)
