@@ -9,7 +9,10 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["diffusion", "overflow", "retrograde", "scoresolve", "ttsolve", "zigzag"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Every cext/<name>.pyx is a kernel module sowsolve.cext.<name>: a new game's kernel needs no
+# line here.
+KERNELS = sorted(name[:-4] for name in os.listdir(os.path.join(HERE, "cext")) if name.endswith(".pyx"))
 
 
 def compiler_has_openmp() -> bool:

@@ -15,7 +15,7 @@ import time
 
 from report import emit
 from sowsolve.solver.games import make_game
-from sowsolve.solver.retrograde import default_threads, solve_tiers
+from sowsolve.solver.tiers import default_threads
 from sowsolve.tables.store import TableWriter, open_table
 
 
@@ -37,7 +37,7 @@ def bench_board(name: str, cols: int, stones: int, threads: int, probes: int) ->
         path = os.path.join(tmp, "t.sqlite")
         writer = TableWriter(path, game)
         started = time.perf_counter()
-        report = solve_tiers(game, writer, threads=threads)
+        report = game.solver.solve(game, writer, threads=threads)
         writer.finish({})
         writer.close()
         total = time.perf_counter() - started

@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from report import emit
 from sowsolve.solver.games import make_game
-from sowsolve.solver.retrograde import default_threads, solve_tiers
+from sowsolve.solver.tiers import default_threads
 from sowsolve.tables.store import TableWriter, open_table
 
 
@@ -36,7 +36,7 @@ def main() -> None:
     game = make_game(args.game, cols=args.cols, stones=args.stones)
     writer = TableWriter(args.table, game, threads=args.threads)
     started = time.perf_counter()
-    report = solve_tiers(game, writer, threads=args.threads, progress=bar)
+    report = game.solver.solve(game, writer, threads=args.threads, progress=bar)
     wall = time.perf_counter() - started
     if not writer.finished:
         writer.finish({"solve_seconds": round(wall, 3), "threads": args.threads})

@@ -13,7 +13,6 @@ import time
 
 from report import emit
 from sowsolve.solver.games import make_game
-from sowsolve.solver.search import solve
 from sowsolve.tables.store import TableWriter, open_table
 
 
@@ -23,7 +22,7 @@ def bench_board(cols: int, stones: int) -> dict:
         path = os.path.join(tmp, "z.sqlite")
         writer = TableWriter(path, game)
         started = time.perf_counter()
-        report = solve(game, writer, threads=1)
+        report = game.solver.solve(game, writer, threads=1)
         writer.finish({})
         writer.close()
         seconds = time.perf_counter() - started

@@ -4,10 +4,19 @@ from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
 cdef extern from "sowsolve_kernel.h" nogil:
     const char *SOWSOLVE_KERNEL_CAPSULE
     int SOWSOLVE_MAX_CHILDREN
+    # the win/loss record layout
     unsigned REC_UNSOLVED, REC_LOSS, REC_DRAW, REC_WIN, REC_MAX_REMOTENESS
+    unsigned REC_OUTCOME_BITS, REC_OUTCOME_MASK
     unsigned REC_OUTCOME(unsigned r)
     unsigned REC_REMOTENESS(unsigned r)
     uint16_t REC_MAKE(unsigned outcome, unsigned rem)
+
+    # the margin record layout
+    int MARGIN_UNSOLVED, MARGIN_BIAS, MARGIN_VALUE_MASK, MARGIN_MAX_VALUE
+    int MARGIN_REM_SHIFT, MARGIN_REM_ENDLESS, MARGIN_MAX_REMOTENESS
+    int MARGIN_VALUE(uint16_t r)
+    int MARGIN_REMOTENESS(uint16_t r)
+    uint16_t MARGIN_MAKE(int margin, int rem)
 
     ctypedef int (*expand_fn)(const void *ctx, int tier, int64_t index, int *child_tier,
                               int64_t *child_index, uint16_t *final_record) noexcept nogil

@@ -20,11 +20,19 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport (CONTROL_FLUSH, Control, Fold, GameKernel, REC_DRAW, REC_LOSS, REC_WIN,
+from kernel_api cimport (CONTROL_FLUSH, Control, Fold, GameKernel, REC_DRAW, REC_LOSS,
+                         REC_MAX_REMOTENESS, REC_OUTCOME, REC_OUTCOME_BITS, REC_REMOTENESS,
+                         REC_UNSOLVED, REC_WIN,
                          SOWSOLVE_KERNEL_CAPSULE, control_of, ctl_add, ctl_stopped, fold_add,
                          fold_fits, fold_result, fold_start, rec_claim, rec_load)
 
 cnp.import_array()
+
+#: The win/loss record layout (sowsolve_kernel.h): a record is (remoteness << outcome_bits) |
+#: outcome, the outcome one of unsolved, loss, draw, win (for the side to move), the remoteness
+#: at most max_remoteness.
+WINLOSS_LAYOUT = {"unsolved": REC_UNSOLVED, "loss": REC_LOSS, "draw": REC_DRAW, "win": REC_WIN,
+                  "outcome_bits": REC_OUTCOME_BITS, "max_remoteness": REC_MAX_REMOTENESS}
 
 cdef enum:
     MAX_CHILDREN = 64
@@ -333,8 +341,8 @@ def tier_summary(cnp.ndarray[cnp.uint16_t, ndim=1] records):
     with nogil:
         for i in range(n):
             r = data[i]
-            counts[r & 3] += 1
-            if (r & 3) == REC_WIN and (index < 0 or (r >> 2) > longest):
-                longest = r >> 2
+            counts[REC_OUTCOME(r)] += 1
+            if REC_OUTCOME(r) == REC_WIN and (index < 0 or REC_REMOTENESS(r) > longest):
+                longest = REC_REMOTENESS(r)
                 index = i
-    return counts[REC_LOSS], counts[REC_DRAW], counts[REC_WIN], counts[0], longest, index
+    return counts[REC_LOSS], counts[REC_DRAW], counts[REC_WIN], counts[REC_UNSOLVED], longest, index

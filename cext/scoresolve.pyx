@@ -14,9 +14,10 @@ Remoteness: the forcing side hurries and the other delays, among the moves that 
 (the attractors are filled in Dijkstra order of plies to the exit plus the plies after it; a
 position of the side that does not force counts only its moves worth exactly its threshold).  A
 position from which no capture can be reached at all is final (0).  A position worth exactly
-the value of endless play is scored like endless play: it stores REM_INFINITE unless every
+the value of endless play is scored like endless play: it stores MARGIN_REM_ENDLESS unless every
 move that keeps its value ends, and then the slowest (delay_to_the_end).
-Records: margin + 128 in the low byte (0 is "unsolved"), remoteness in the high byte.
+Records: the margin layout of sowsolve_kernel.h (MARGIN_MAKE), which Python reads from
+MARGIN_LAYOUT.  Inside the sweeps a distance of MARGIN_REM_ENDLESS plies means "no end" too.
 """
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t
 from libc.stdlib cimport free, realloc
@@ -24,12 +25,19 @@ from libc.stdlib cimport free, realloc
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport CONTROL_FLUSH, Control, control_of, ctl_add, ctl_stopped
+from kernel_api cimport (CONTROL_FLUSH, MARGIN_BIAS, MARGIN_MAKE, MARGIN_MAX_REMOTENESS,
+                         MARGIN_MAX_VALUE, MARGIN_REM_ENDLESS, MARGIN_REM_SHIFT,
+                         MARGIN_VALUE_MASK, Control, control_of, ctl_add, ctl_stopped)
 
 cnp.import_array()
 
-cdef enum:
-    REM_INFINITE = 255
+#: The margin record layout (sowsolve_kernel.h): a record is
+#: (remoteness << rem_shift) | (margin + bias), the margin read back as (record & value_mask) -
+#: bias; remoteness `endless` means the value comes from play that never ends, and a finite
+#: remoteness is at most max_remoteness.  0 is "not solved yet".
+MARGIN_LAYOUT = {"bias": MARGIN_BIAS, "rem_shift": MARGIN_REM_SHIFT,
+                 "value_mask": MARGIN_VALUE_MASK, "endless": MARGIN_REM_ENDLESS,
+                 "max_remoteness": MARGIN_MAX_REMOTENESS}
 
 
 cdef struct HeapItem:
@@ -88,11 +96,11 @@ cdef HeapItem heap_pop(Heap *h) noexcept nogil:
 
 
 cdef inline int longer(int d) noexcept nogil:
-    """One ply more; 'no end' stays 'no end'; a finite remoteness stops at 254, which
-    solve_graph refuses rather than store a clipped value."""
-    if d >= REM_INFINITE:
-        return REM_INFINITE
-    return d + 1 if d + 1 < REM_INFINITE else REM_INFINITE - 1
+    """One ply more; 'no end' stays 'no end'; a finite remoteness stops at MARGIN_MAX_REMOTENESS,
+    which solve_graph refuses rather than store a clipped value."""
+    if d >= MARGIN_REM_ENDLESS:
+        return MARGIN_REM_ENDLESS
+    return d + 1 if d + 1 < MARGIN_REM_ENDLESS else MARGIN_MAX_REMOTENESS
 
 
 cdef inline bint tick(int64_t *settled, Control *ctl) noexcept nogil:
@@ -146,7 +154,7 @@ cdef inline int offer(Heap *heap, int64_t node, int d, int forcing, int t, const
     the forcing side, and then delays among the moves worth exactly t (its best ones): moves
     that joined at an earlier, more extreme threshold are worse for it and do not count."""
     if side_of[node] == forcing:
-        if tent[node] == REM_INFINITE or d < tent[node]:
+        if tent[node] == MARGIN_REM_ENDLESS or d < tent[node]:
             tent[node] = d
             return heap_push(heap, d, node)
         return 0
@@ -178,7 +186,7 @@ cdef int attract(const Graph *g, int forcing, int lo, int hi, int step, uint8_t 
         counter[i] = g.deg[i]
         acc[i] = 0
         acc_at[i] = -32768
-        tent[i] = REM_INFINITE
+        tent[i] = MARGIN_REM_ENDLESS
     t = lo
     while (step > 0 and t <= hi) or (step < 0 and t >= hi):
         t_index = t + g.bound
@@ -255,7 +263,7 @@ cdef int delay_to_the_end(const Graph *g, int endless_value, const uint8_t *deci
         e = g.bucket[k]
         i = e // g.width
         d = longer(g.exit_rem[e])
-        if decided[i] or not reach[i] or d >= REM_INFINITE:
+        if decided[i] or not reach[i] or d >= MARGIN_REM_ENDLESS:
             continue            # an exit that never ends keeps its position from ending
         if wait_for_all(&heap, i, d, counter, acc) < 0:
             free(heap.items)
@@ -271,7 +279,7 @@ cdef int delay_to_the_end(const Graph *g, int endless_value, const uint8_t *deci
             free(heap.items)
             return -2
         d = longer(item.dist)
-        if d >= REM_INFINITE:
+        if d >= MARGIN_REM_ENDLESS:
             continue
         for k in range(g.rev_off[i], g.rev_off[i + 1]):
             y = g.rev[k]
@@ -303,6 +311,10 @@ def solve_graph(dict graph, int64_t[::1] control=None):
         raise ValueError("inconsistent tier graph")
     if not -seeds <= infinite_value <= seeds:
         raise ValueError("the endless value lies outside the bound")
+    if n and int(deg.max()) > width:
+        raise ValueError("a position of the tier graph has more moves than its width")
+    if np.any((same == -2) & ((exit_u < -seeds) | (exit_u > seeds))):
+        raise ValueError("an exit value lies outside the bound")
     # reverse same-tier edges
     rev_off = np.zeros(n + 1, dtype=np.int64)
     valid = same >= 0
@@ -389,12 +401,21 @@ def solve_graph(dict graph, int64_t[::1] control=None):
     if ok1 < 0:
         raise MemoryError("out of memory in the attractor queue")
     decided = decided_u8.astype(bool)
-    if np.any((decided | settled.astype(bool)) & (dist == REM_INFINITE - 1)):
-        raise RuntimeError("a remoteness reached 254 plies, the most a score record holds")
+    finite = decided | settled.astype(bool)
+    if np.any(finite & (dist == MARGIN_MAX_REMOTENESS)):
+        raise RuntimeError(f"a remoteness reached {MARGIN_MAX_REMOTENESS} plies, the most a score "
+                           f"record holds")
     u = np.where(decided, value, infinite_value).astype(np.int64)
-    rem = np.where(decided | settled.astype(bool), dist, REM_INFINITE).astype(np.uint16)
-    margin = np.where(side_of == 0, u, -u)
-    records = ((rem << 8) | (margin + 128)).astype(np.uint16)
+    margin = np.ascontiguousarray(np.where(side_of == 0, u, -u), dtype=np.int64)
+    if n and int(np.abs(margin).max()) > MARGIN_MAX_VALUE:
+        raise RuntimeError(f"a margin exceeds {MARGIN_MAX_VALUE}, the most a score record holds")
+    rem = np.ascontiguousarray(np.where(finite, dist, MARGIN_REM_ENDLESS), dtype=np.int64)
+    records = np.empty(n, dtype=np.uint16)
+    cdef uint16_t[::1] records_v = records
+    cdef const int64_t[::1] margin_v = margin, rem_v = rem
+    with nogil:
+        for i in range(n):
+            records_v[i] = MARGIN_MAKE(<int>margin_v[i], <int>rem_v[i])
     finals = int(np.count_nonzero(~reach.astype(bool)))
     endless = int(np.count_nonzero(~decided & reach.astype(bool)))
     return records, finals, endless

@@ -11,16 +11,38 @@
 #define SOWSOLVE_KERNEL_CAPSULE "sowsolve.GameKernel"
 #define SOWSOLVE_MAX_CHILDREN 64
 
-/* Value records, always from the side to move: 2 bits outcome, 14 bits remoteness.
- * 0 means "not solved yet", so a fresh zeroed array is an unsolved tier. */
+/* The two record layouts, each 16 bits and always from the side to move, with 0 meaning "not
+ * solved yet", so a fresh zeroed array is an unsolved tier.  They are defined here only: the
+ * kernels use these macros, and Python reads them from retrograde.WINLOSS_LAYOUT and
+ * scoresolve.MARGIN_LAYOUT.
+ *
+ * Win/loss records: the outcome in the low REC_OUTCOME_BITS bits, the remoteness above them. */
 #define REC_UNSOLVED 0u
 #define REC_LOSS 1u
 #define REC_DRAW 2u
 #define REC_WIN 3u
-#define REC_OUTCOME(r) ((r) & 3u)
-#define REC_REMOTENESS(r) ((r) >> 2)
-#define REC_MAKE(outcome, rem) ((uint16_t)(((rem) << 2) | (outcome)))
-#define REC_MAX_REMOTENESS 16383u
+#define REC_OUTCOME_BITS 2u
+#define REC_OUTCOME_MASK ((1u << REC_OUTCOME_BITS) - 1u)
+#define REC_OUTCOME(r) ((r) & REC_OUTCOME_MASK)
+#define REC_REMOTENESS(r) ((r) >> REC_OUTCOME_BITS)
+#define REC_MAKE(outcome, rem) ((uint16_t)(((rem) << REC_OUTCOME_BITS) | (outcome)))
+#define REC_MAX_REMOTENESS 16383u   /* (1 << (16 - REC_OUTCOME_BITS)) - 1 */
+
+/* Margin records (games scored by a margin: Zig Zag): the low byte holds the margin plus
+ * MARGIN_BIAS (margins -MARGIN_MAX_VALUE..MARGIN_MAX_VALUE, so a solved record is never 0), the
+ * high byte the remoteness, MARGIN_REM_ENDLESS meaning "no end": the value comes from play that
+ * goes on forever.  Plain int constants, so that comparisons with signed values stay signed. */
+#define MARGIN_UNSOLVED 0
+#define MARGIN_BIAS 128
+#define MARGIN_VALUE_MASK 0xFF
+#define MARGIN_MAX_VALUE 127
+#define MARGIN_REM_SHIFT 8
+#define MARGIN_REM_ENDLESS 255
+#define MARGIN_MAX_REMOTENESS 254
+#define MARGIN_VALUE(r) ((int)((r) & MARGIN_VALUE_MASK) - MARGIN_BIAS)
+#define MARGIN_REMOTENESS(r) ((int)((r) >> MARGIN_REM_SHIFT))
+#define MARGIN_MAKE(margin, rem) \
+    ((uint16_t)(((unsigned)(rem) << MARGIN_REM_SHIFT) | (unsigned)((margin) + MARGIN_BIAS)))
 
 /* Folding children's records (each from the child's side to move) into the parent's record:
  * win as fast as possible, else draw, else lose as slowly as possible. */

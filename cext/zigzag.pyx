@@ -11,8 +11,8 @@ from libc.string cimport memcmp, memcpy, memset
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport (CONTROL_FLUSH, Control, SignalPoll, control_of, ctl_add, ctl_stopped,
-                         poll_signals, raise_pending)
+from kernel_api cimport (CONTROL_FLUSH, MARGIN_REMOTENESS, MARGIN_UNSOLVED, MARGIN_VALUE, Control,
+                         SignalPoll, control_of, ctl_add, ctl_stopped, poll_signals, raise_pending)
 
 cnp.import_array()
 
@@ -185,12 +185,12 @@ cdef class ZigZagKernel:
 # Tier (S, c): S seeds on the board, c who captured last (0 nobody, 1 P, 2 p).  Inside a tier the
 # index is (rank(board) * 2 + side) * 3 + ko slot, with the board ranked among the compositions
 # of S into 2n pits and the ko slot 0 (none), 1 or 2 (the side to move's left or right centre
-# pit).  Records are 16 bits: margin + 128 in the low byte (0 = unsolved), remoteness in the
-# high byte, 255 meaning "no end": the value comes from play that avoids captures forever.
+# pit).  Records follow the margin layout of sowsolve_kernel.h (MARGIN_VALUE, MARGIN_REMOTENESS;
+# remoteness MARGIN_REM_ENDLESS: the value comes from play that avoids captures forever), which
+# is also how scoresolve.pyx reads the remoteness of an exit.
 
 
 cdef enum:
-    REM_INFINITE = 255      # as in scoresolve.pyx
     MAX_TOTAL = 160
 
 
@@ -247,14 +247,6 @@ cdef inline int ko_pit(const ZzCtx *c, int side, int slot) noexcept nogil:
     return row + c.cols // 2 - 1 + (slot - 1)
 
 
-cdef inline int record_margin(uint16_t rec) noexcept nogil:
-    return <int>(rec & 0xFF) - 128
-
-
-cdef inline int record_remoteness(uint16_t rec) noexcept nogil:
-    return rec >> 8
-
-
 cdef int64_t child_index(const ZzCtx *c, const uint8_t *board, int seeds, int side, int ko) noexcept nogil:
     return (rank_board(c.npits, board, seeds) * 2 + side) * 3 + ko_slot(c, side, ko)
 
@@ -283,7 +275,7 @@ def tier_graph(ZigZagKernel self, int seeds, int capturer, dict lower, int64_t[:
     cdef int pits[MAXP]
     cdef const uint16_t *low[MAX_TOTAL + 1][3]
     cdef uint16_t rec
-    cdef int u_child, missing = 0, stopped = 0
+    cdef int u_child, missing = 0, beyond = 0, stopped = 0
     cdef Control spare
     cdef Control *ctl = control_of(control, &spare)
     if not 0 <= seeds <= MAX_TOTAL or not 0 <= capturer <= 2:
@@ -340,18 +332,24 @@ def tier_graph(ZigZagKernel self, int seeds, int capturer, dict lower, int64_t[:
                     missing += 1
                     continue
                 rec = low[seeds - k][cside][child_index(c, turns[j].board, seeds - k, 1 - side, turns[j].ko)]
-                if rec == 0:
+                if rec == MARGIN_UNSOLVED:
                     missing += 1
                     continue
-                u_child = record_margin(rec) if side == 1 else -record_margin(rec)   # child: other side
+                u_child = MARGIN_VALUE(rec) if side == 1 else -MARGIN_VALUE(rec)   # child: other side
+                if u_child > seeds - k or u_child < k - seeds:
+                    beyond += 1                     # more seeds than the child's tier holds
+                    continue
                 u_v[i * width + j] = (k if side == 0 else -k) + u_child
-                rem_v[i * width + j] = record_remoteness(rec)
+                rem_v[i * width + j] = MARGIN_REMOTENESS(rec)
         if not stopped:
             ctl_add(ctl, n - ((n - 1) & ~(<int64_t>CONTROL_FLUSH - 1)) if n else 0)
     if stopped:
         raise KeyboardInterrupt
     if missing:
         raise RuntimeError(f"tier ({seeds}, {capturer}): {missing} captures lead to unsolved tiers")
+    if beyond:
+        raise RuntimeError(f"tier ({seeds}, {capturer}): {beyond} captures lead to records whose "
+                           f"margin exceeds the seeds left on the board")
     return {"side": side_of, "moves": deg, "same": same, "width": width, "exit_value": exit_u,
             "exit_remoteness": exit_rem, "captures": has_capture, "bound": seeds,
             "endless_value": infinite_value, "edges": int(edges), "capture_moves": int(captures)}

@@ -18,15 +18,15 @@ from typer.core import TyperGroup
 
 from ..solver.errors import BadMove, BadParameters, BadPosition
 from ..solver.games import GAMES, make_game
-from ..solver.retrograde import default_threads
-from ..solver.search import DEFAULT_MAX_POSITIONS, solve as solve_game
+from ..solver.tiers import default_threads
+from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver import estimate as estimates
 from ..tables.format import ForeignTable, TableError, TableMismatch, TableMissing
 from ..tables.store import TableWriter, open_table
-from ..solver import selfcheck
-from ..tables import analysis
+from ..tables import query as queries, report as reports, verify
 from ..tables.export import StdoutClosed, Terminated, export as export_table
 from . import locate, render
+from .options import BOARD, board_options
 
 def _plain(message: str) -> str:
     """Click's messages without the validator jargon that some of its versions pass through."""
@@ -179,10 +179,6 @@ def complete_game(incomplete: str) -> list[str]:
     return [name for name in GAMES if name.startswith(incomplete)]
 
 
-COLS = typer.Option(None, "--cols", help="Diffusion, Zig Zag: pits per row (standard: 6).")
-STONES = typer.Option(None, "--stones", help="Diffusion: stones per pit at the start, 1-5 "
-                      "(standard: 4); Zig Zag: seeds per pit, 1-9 (standard: 5).")
-SIZE = typer.Option(None, "--size", help="Overflow: ranks x files, e.g. 4x4 (standard: 6x6).")
 MAX_POSITIONS = typer.Option(DEFAULT_MAX_POSITIONS, "--max-positions",
                              help="Search limit for games solved by search (Overflow).")
 READ_GAME = typer.Argument(None, help=GAME_HELP + " Reads the table of this game and board "
@@ -192,11 +188,10 @@ READ_TABLE = typer.Option(None, "--table", help="Table file (instead of GAME and
 
 
 @app.command(short_help='Solve every position of a board into a table.')
+@board_options
 def solve(
     game: str = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game),
-    cols: Optional[int] = COLS,
-    stones: Optional[int] = STONES,
-    size: Optional[str] = SIZE,
+    board: dict = BOARD,
     table: Optional[str] = typer.Option(None, "--table", help="Table file to write; left out, "
                                         "GAME-BOARD.sqlite in the tables directory "
                                         "($SOWSOLVE_TABLES, else sowsolve-tables)."),
@@ -232,9 +227,8 @@ def solve(
     with clear_errors():
         threads = check_threads(threads)
         check_max_positions(max_positions)
-        g = make_game(game, cols=cols, stones=stones, size=size)
-        if g.indexing == "keys":
-            g.key(g.initial())            # a board too large to pack fails here, writing nothing
+        g = make_game(game, **board)
+        g.solver.prepare(g)               # a board its kernel cannot take fails here
         path = table or default_table_path(g)
         solved, finished = _solved_tiers(path, g, force)
         estimate = None
@@ -260,12 +254,12 @@ def solve(
             started = time.perf_counter()
             report = None
             if not writer.finished:
-                report = solve_game(g, writer, threads=threads, progress=tier_bar,
-                                    max_positions=max_positions)
+                report = g.solver.solve(g, writer, threads=threads, progress=tier_bar,
+                                        max_positions=max_positions)
                 writer.finish({"solve_seconds": round(time.perf_counter() - started, 3),
                                "threads": threads})
         except BaseException as exc:
-            if created and g.method == "search":    # a search that did not end leaves no table
+            if created and not g.solver.resumable:  # nothing to resume: leave no table
                 writer.close()
                 discard_table(path)
             if isinstance(exc, KeyboardInterrupt):
@@ -274,7 +268,7 @@ def solve(
         finally:
             writer.close()
         with open_table(path) as t:
-            result = analysis.summary(t)
+            result = reports.summary(t)
         result["table"] = path
         result["solved_now"] = report is not None
         if estimate is not None:
@@ -291,8 +285,8 @@ def solve(
 
 def _interrupted(game, writer, path: str) -> str:
     """What an interrupted solve kept, and how to go on."""
-    if game.method == "search":
-        return "interrupted; a search starts over, so no table was kept"
+    if not game.solver.resumable:
+        return f"interrupted; a {game.solver.name} solve starts over, so no table was kept"
     kept = sorted(writer.finished_tiers())
     order = list(game.tiers())
     if not kept:
@@ -311,7 +305,7 @@ def _solved_tiers(path: str, game, force: bool) -> tuple[set[int], bool]:
         if existing.meta["game"] != game.name or existing.meta["parameters"] != game.parameters():
             raise TableMismatch(f"{path} holds {existing.game.describe()}, not {game.describe()}; "
                                 f"use --force to overwrite it or choose another --table")
-        if game.indexing == "keys":         # a search starts over: all of it is to do
+        if not game.solver.resumable:       # it starts over: all of it is to do
             return set(), existing.finished
         return set(existing.solved_tiers), existing.finished
 
@@ -353,18 +347,18 @@ def query(
     """
     with clear_errors():
         check_max_positions(max_positions)
-        if plies is not None and not 1 <= plies <= analysis.MAX_LINE:
-            raise BadParameters(f"--plies must be from 1 to {analysis.MAX_LINE:,}, not "
+        if plies is not None and not 1 <= plies <= queries.MAX_LINE:
+            raise BadParameters(f"--plies must be from 1 to {queries.MAX_LINE:,}, not "
                                 f"{str(plies)[:20]}")
         path = table if table is not None else locate.table_for_position(position)
         with open_table(path) as t:
             locate.parse_for_table(t.game, position)
-            result = analysis.query(t, position, max_positions, progress=tier_bar)
+            result = queries.query(t, position, max_positions, progress=tier_bar)
             if stores is not None:
-                result["result"] = analysis.final_result(t, result, stores)
+                result["result"] = queries.final_result(t, result, stores)
                 result["stores"] = [int(x) for x in stores.split(",")]
             if show_line or plies is not None:
-                walk = analysis.line(t, position, plies, max_positions, progress=tier_bar)
+                walk = queries.line(t, position, plies, max_positions, progress=tier_bar)
                 result["line"], result["line_end"] = walk["line"], walk["end"]
         result["table"] = path
         if as_json:
@@ -374,11 +368,10 @@ def query(
 
 
 @app.command(short_help='Write every position of a table as CSV or JSON lines.')
+@board_options
 def export(
     game: Optional[str] = READ_GAME,
-    cols: Optional[int] = COLS,
-    stones: Optional[int] = STONES,
-    size: Optional[str] = SIZE,
+    board: dict = BOARD,
     table: Optional[str] = READ_TABLE,
     fmt: ExportFormat = typer.Option(..., "--format", help="csv or jsonl."),
     out: str = typer.Option(..., "--out", help="Output file, written whole or not at all "
@@ -407,7 +400,7 @@ def export(
         with clear_errors():
             if max_stones is not None and max_stones < 1:
                 raise BadParameters(f"--max-stones must be at least 1, not {max_stones}")
-            path = locate.resolve_read_table(table, game, cols, stones, size)
+            path = locate.resolve_read_table(table, game, board)
             with open_table(path) as t:
                 try:
                     rows = export_table(t, out, fmt.value, max_stones, progress=tier_bar)
@@ -419,11 +412,10 @@ def export(
 
 
 @app.command(short_help='What a table holds: game, tiers, results, start value.')
+@board_options
 def info(
     game: Optional[str] = READ_GAME,
-    cols: Optional[int] = COLS,
-    stones: Optional[int] = STONES,
-    size: Optional[str] = SIZE,
+    board: dict = BOARD,
     table: Optional[str] = READ_TABLE,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ):
@@ -438,9 +430,9 @@ def info(
       sowsolve info zigzag --cols 4 --stones 2 --json
     """
     with clear_errors():
-        path = locate.resolve_read_table(table, game, cols, stones, size)
+        path = locate.resolve_read_table(table, game, board)
         with open_table(path, allow_unfinished=True) as t:
-            result = analysis.info(t)
+            result = reports.info(t)
         if as_json:
             emit_json(result)
         else:
@@ -474,11 +466,10 @@ def tables(
 
 
 @app.command(short_help='Count the move paths from a position, depth by depth.')
+@board_options
 def perft(
     game: str = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game),
-    cols: Optional[int] = COLS,
-    stones: Optional[int] = STONES,
-    size: Optional[str] = SIZE,
+    board: dict = BOARD,
     depth: int = typer.Option(..., "--depth", help="Plies to count."),
     position: Optional[str] = typer.Option(None, "--position", help="Start from this position."),
     as_json: bool = typer.Option(False, "--json", help='Print {"perft": [n1, ..., nD]}.'),
@@ -494,7 +485,7 @@ def perft(
     with clear_errors():
         if not 1 <= depth <= 40:
             raise BadParameters(f"--depth must be from 1 to 40, not {str(depth)[:20]}")
-        g = make_game(game, cols=cols, stones=stones, size=size)
+        g = make_game(game, **board)
         pos = g.initial() if position is None else locate.parse_for_game(g, position)
         started = time.perf_counter()
         counts = g.perft(pos, depth)
@@ -508,13 +499,12 @@ def perft(
 
 
 @app.command(short_help="Self-check a game's contract or a table's values.")
+@board_options
 def check(
     game: Optional[str] = typer.Argument(None, help=GAME_HELP + " Checks the game's contract, "
                                          "or with --stored the table of the game and board.",
                                          autocompletion=complete_game),
-    cols: Optional[int] = COLS,
-    stones: Optional[int] = STONES,
-    size: Optional[str] = SIZE,
+    board: dict = BOARD,
     table: Optional[str] = typer.Option(None, "--table", help="Check this table file."),
     stored: bool = typer.Option(False, "--stored", help="Check the table of GAME and board in "
                                 "the tables directory (without GAME: its only table)."),
@@ -541,12 +531,12 @@ def check(
         if table is not None and stored:
             raise BadParameters("--table names the table to check; --stored finds it: give one")
         if table is not None or stored:
-            path = locate.resolve_read_table(table, game, cols, stones, size)
+            path = locate.resolve_read_table(table, game, board)
             with open_table(path) as t:
-                report = analysis.check_table(t, samples, full, seed)
+                report = verify.check_table(t, samples, full, seed)
         else:
-            report = selfcheck.check_game(make_game(game, cols=cols, stones=stones, size=size),
-                                          samples, seed)
+            g = make_game(game, **board)
+            report = g.solver.self_check(g, samples, seed)
         if as_json:
             emit_json(report)
         else:

@@ -3,19 +3,16 @@ and which table answers a position or a game -- the way a chess tablebase direct
 once and asked about any position.  Nothing here creates or changes a file."""
 from __future__ import annotations
 
-import math
 import os
 
+from ..solver import games as registry
 from ..solver.contract import Game
 from ..solver.errors import BadParameters, BadPosition
-from ..solver.games import make_game
 from ..tables.format import CorruptTable, ForeignTable, TableError, TableMissing
 from ..tables.store import open_table
 
 DEFAULT_DIRECTORY = "sowsolve-tables"
 SIDECARS = ("-journal", "-wal", "-shm")
-SIDES = {"A": "Diffusion", "B": "Diffusion", "L": "Overflow", "D": "Overflow", "P": "Zig Zag",
-         "p": "Zig Zag"}
 
 
 def tables_directory() -> str:
@@ -38,8 +35,8 @@ def default_table_path(game: Game, directory: str | None = None) -> str:
 
 
 def solve_command(game: Game) -> str:
-    options = " ".join(f"--{k} {v}" for k, v in game.parameters().items())
-    return f"sowsolve solve {game.name} {options}"
+    options = "".join(f" --{k.replace('_', '-')} {v}" for k, v in game.parameters().items())
+    return f"sowsolve solve {game.name}{options}"
 
 
 def game_and_board(description: str) -> tuple[str, str]:
@@ -50,51 +47,34 @@ def game_and_board(description: str) -> tuple[str, str]:
 
 def family(game: Game) -> str:
     """The game as position text shows it (the text does not tell Diffusion v1 from v2)."""
-    return "Diffusion" if game.name.startswith("diffusion") else game_and_board(game.describe())[0]
+    return registry.entry_of(game).family
 
 
 # --- what a position's text looks like ---------------------------------------------------------
-def _counts(row: str) -> list[int] | None:
-    cells = row.split(",") if "," in row else list(row)
-    if not cells or not all(c.isascii() and c.isdigit() for c in cells):
-        return None
-    return [int(c) for c in cells]
-
-
 def guess_games(text: str) -> list[Game]:
-    """The games, on the smallest board of their family, whose rules accept the text as a
-    position: what a position 'looks like'.  Diffusion text fits both variants."""
-    fields = str(text).split()
-    if len(fields) not in (2, 4) or "/" not in fields[0] or len(fields[0]) > 400:
-        return []
-    rows = [_counts(row) for row in fields[0].split("/")]
-    if any(r is None for r in rows) or len({len(r) for r in rows}) != 1:
-        return []
-    width, total, side = len(rows[0]), sum(map(sum, rows)), fields[1]
-    if len(fields) == 2 and side in ("L", "D"):
-        attempts = [("overflow", {"size": f"{len(rows)}x{width}"})]
-    elif len(rows) != 2:
-        return []
-    elif len(fields) == 2 and side in ("A", "B"):
-        least = max(1, math.ceil(total / (2 * width)))
-        attempts = [(name, {"cols": width, "stones": k}) for name in ("diffusion", "diffusion-v2")
-                    for k in range(least, 6)]
-    elif len(fields) == 4 and side in ("P", "p"):
-        least = max(1, math.ceil(total / (2 * width)))
-        attempts = [("zigzag", {"cols": width, "stones": k}) for k in range(least, 10)]
-    else:
-        return []
+    """The registered games, each on the smallest of the boards its text could be, whose rules
+    accept the text as a position: what a position 'looks like'."""
     found: list[Game] = []
-    for name, parameters in attempts:
-        if any(g.name == name for g in found):
-            continue
-        try:
-            game = make_game(name, **parameters)
-            game.parse_position(text)
-        except (BadParameters, BadPosition):
-            continue
-        found.append(game)
+    for entry in registry.GAMES.values():
+        for board in entry.boards_for_text(text):
+            try:
+                game = entry.build(board)
+                game.parse_position(text)
+            except (BadParameters, BadPosition):
+                continue
+            found.append(game)
+            break
     return found
+
+
+def _examples() -> str:
+    """'Diffusion (like '4444/4444 A'), Overflow ('111/111/111 L') or Zig Zag (...)'."""
+    shown: dict[str, str] = {}
+    for entry in registry.GAMES.values():
+        shown.setdefault(entry.family, entry.position_example())
+    texts = [f"{name} ({'like ' if not i else ''}{example!r})"
+             for i, (name, example) in enumerate(shown.items())]
+    return ", ".join(texts[:-1]) + f" or {texts[-1]}" if len(texts) > 1 else texts[0]
 
 
 def parse_for_table(game: Game, text: str):
@@ -119,12 +99,7 @@ def _parse_as(game: Game, text: str, context: str):
 
 
 def _looked_for(games: list[Game]) -> str:
-    game = games[0]
-    if game.name == "overflow":
-        return f"an Overflow table of {game.parameters()['size']}"
-    unit = "seeds" if game.name == "zigzag" else "stones"
-    return (f"a {family(game)} table of 2x{game.parameters()['cols']} with at least "
-            f"{game.parameters()['stones']} {unit} per pit")
+    return registry.entry_of(games[0]).table_phrase(games[0])
 
 
 # --- what is in the directory ------------------------------------------------------------------
@@ -217,13 +192,10 @@ def table_for_position(text: str, directory: str | None = None) -> str:
                             f"({_names(fits)}); choose one with --table")
     games = guess_games(text)
     if not games:
-        fields = str(text).split()
-        side = fields[1] if len(fields) > 1 else ""
         for entry in tables:
-            if side and family(entry["_game"]) == SIDES.get(side):
+            if registry.entry_of(entry["_game"]).looks_like(text):
                 entry["_game"].parse_position(text)     # says what is wrong with the text
-        raise BadPosition(f"{short(text)} is no position of Diffusion (like '4444/4444 A'), "
-                          f"Overflow ('111/111/111 L') or Zig Zag ('5555/5555 p - -')")
+        raise BadPosition(f"{short(text)} is no position of {_examples()}")
     if tables:
         others = f"the directory holds {len(tables)} other table{'s' if len(tables) != 1 else ''}: {_names(tables)}"
     else:
@@ -252,21 +224,22 @@ def table_for_game(game: Game, directory: str | None = None) -> str:
                        f"`{solve_command(game)}` or name a table file with --table")
 
 
-def resolve_read_table(table: str | None, game: str | None = None, cols: int | None = None,
-                       stones: int | None = None, size: str | None = None,
+def resolve_read_table(table: str | None, game: str | None = None, board: dict | None = None,
                        directory: str | None = None) -> str:
     """The table file a read command works on: --table as given; else the table of GAME and
-    board in the tables directory; else the directory's only table."""
-    board_given = any(v is not None for v in (cols, stones, size))
+    board (the board options given, by parameter name) in the tables directory; else the
+    directory's only table."""
+    board = {k: v for k, v in (board or {}).items() if v is not None}
     if table is not None:
-        if game is not None or board_given:
+        if game is not None or board:
             raise BadParameters("name a table with --table, or a GAME and board options to find "
                                 "its table, not both")
         return table
     if game is not None:
-        return table_for_game(make_game(game, cols=cols, stones=stones, size=size), directory)
-    if board_given:
-        raise BadParameters("board options (--cols, --stones, --size) need a GAME before them")
+        return table_for_game(registry.make_game(game, **board), directory)
+    if board:
+        given = ", ".join("--" + name.replace("_", "-") for name in board)
+        raise BadParameters(f"board options ({given}) need a GAME before them")
     directory = directory or tables_directory()
     tables = _readable(scan(directory))
     if len(tables) == 1:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from ..solver.values import VALUE_KINDS
+
 UNITS = ("bytes", "KB", "MB", "GB", "TB", "PB", "EB")
 
 
@@ -50,22 +52,15 @@ def plies(n: int) -> str:
     return plural(n, "ply", "plies")
 
 
-def _value(value, remoteness) -> str:
-    if isinstance(value, int):           # a margin (score games)
-        if remoteness is None:
-            return f"margin {value:+d}, from play that avoids every capture forever"
-        if remoteness == 0:
-            return f"margin {value:+d} (game over: no capture can happen any more)"
-        return f"margin {value:+d}, game over in {plies(remoteness)}"
-    if remoteness == 0:
-        return f"{value} (game over)"
-    return f"{value} in {plies(remoteness)}"
+def _value(r: dict, value, remoteness) -> str:
+    """A value in words, as the value kind of the result `r` says it."""
+    return VALUE_KINDS[r["value_kind"]].text(value, remoteness)
 
 
 def summary_text(r: dict) -> str:
     lines = [f"{r['description']}: {r['positions_per_side']:,} positions stored"]
     for start in r["start"]:
-        lines.append(f"  {start['position']}: {_value(start['value'], start['remoteness'])} "
+        lines.append(f"  {start['position']}: {_value(r, start['value'], start['remoteness'])} "
                      f"for the side to move")
     if r.get("solved_now"):
         lines.append(f"solved {r['positions_solved_now']:,} positions in {r['seconds']:.1f} s"
@@ -77,22 +72,18 @@ def summary_text(r: dict) -> str:
     return "\n".join(lines)
 
 
-def _margin_or_name(value) -> str:
-    return f"{value:+d}" if isinstance(value, int) else value
-
-
 def query_text(r: dict) -> str:
     lines = [f"game       {r['description']}" + (f" (table {r['table']})" if r.get("table") else ""),
              f"position   {r['position']}",
-             f"value      {_value(r['value'], r['remoteness'])}"]
-    if r.get("source") == "search":
+             f"value      {_value(r, r['value'], r['remoteness'])}"]
+    if r.get("source", "table") != "table":
         lines.append("source     a search from this position (the table does not hold it)")
     if r["moves"]:
         lines.append("moves      (value for the side playing it)")
         width = max(len(m["move"]) for m in r["moves"])
         for m in r["moves"]:
             rem = "no end" if m["remoteness"] is None else m["remoteness"]
-            lines.append(f"  {m['move']:<{width}}  {_margin_or_name(m['value']):<5} {rem}")
+            lines.append(f"  {m['move']:<{width}}  {VALUE_KINDS[r['value_kind']].short(m['value']):<5} {rem}")
         lines.append(f"best       {' '.join(r['best'])}")
     if "result" in r:
         res = r["result"]
@@ -105,7 +96,7 @@ def query_text(r: dict) -> str:
         lines.append(f"result     {res['result']} for {res['side']} by "
                      f"{plural(abs(res['final_margin']), 'seed', 'seeds')}{stores}")
     if "line" in r:
-        lines.extend(line_text(r["line"], r.get("line_end")))
+        lines.extend(line_text(r, r["line"], r.get("line_end")))
     return "\n".join(lines)
 
 
@@ -117,7 +108,7 @@ LINE_ENDS = {
 }
 
 
-def line_text(steps: list[dict], end: str | None) -> list[str]:
+def line_text(r: dict, steps: list[dict], end: str | None) -> list[str]:
     if not steps:
         return [f"line       none: {LINE_ENDS.get(end, end)}"]
     lines = ["line       (best play; each value is for the side to move after the move)"]
@@ -126,7 +117,7 @@ def line_text(steps: list[dict], end: str | None) -> list[str]:
     for ply, s in enumerate(steps, 1):
         captured = f" (captures {s['captured']})" if s.get("captured") else ""
         lines.append(f"  {ply:>3}. {s['move']:<{move_width}}  {s['position']:<{pos_width}}  "
-                     f"{_value(s['value'], s['remoteness'])}{captured}")
+                     f"{_value(r, s['value'], s['remoteness'])}{captured}")
     lines.append(f"line ends  after {plies(len(steps))}: {LINE_ENDS.get(end, end)}")
     return lines
 
@@ -142,7 +133,7 @@ def info_text(r: dict) -> str:
              f"results    {r['wins']:,} wins, {r['losses']:,} losses, {r['draws']:,} draws "
              f"for the side to move"]
     for start in r.get("start", []):
-        lines.append(f"start      {start['position']}: {_value(start['value'], start['remoteness'])}")
+        lines.append(f"start      {start['position']}: {_value(r, start['value'], start['remoteness'])}")
     if "longest_win" in r:
         lines.append(f"longest    win in {plies(r['longest_win']['remoteness'])} from "
                      f"{r['longest_win']['position']}")
@@ -225,8 +216,8 @@ def refusal_text(e: dict) -> str:
     if "time" in e["too_large"]:
         limits.append(f"~{duration(e['seconds'])} (more than a day)")
     if "unknown" in e["too_large"]:
-        limits.append(f"more positions than --max-positions allows: boards beyond 16 cells reach "
-                      f"billions (5x5: about 10^10 to 10^11), so the search would stop unfinished")
+        limits.append(f"more positions than --max-positions allows: {e['beyond_measured']}, so "
+                      f"the search would stop unfinished")
     need = limits[0] if len(limits) == 1 else ", ".join(limits[:-1]) + " and " + limits[-1]
     return (f"solving {e['description']} ({count_text(e['positions'])} positions) would take "
             f"{need}; choose a smaller board, or pass --allow-large to start it anyway")

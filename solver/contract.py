@@ -8,25 +8,77 @@ capsule that solver kernels call with integers only.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Sequence
+
+import numpy as np
+
+from .errors import BadParameters
+from .values import WIN_LOSS, ValueKind
+
+if TYPE_CHECKING:
+    from .solvers import Solver
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What solving a game costs, measured on the reference machine (2-core AMD EPYC, 24 GiB),
+    for the estimate `solve` prints before it starts (solver/estimate.py).  A game without
+    measurements gets these defaults, which are guesses."""
+    positions_per_second: float = 1e6
+    #: threads the rate was measured on (tier solvers scale it up to the cores)
+    threads: int = 1
+    #: wall time over solver time (compression and writing)
+    wall_over_kernel: float = 1.0
+    table_bytes_per_position: float = 1.0
+    #: memory per position beyond the records: of the largest tier (score tiers' move graph), or
+    #: of every position (a search's transposition table)
+    memory_bytes_per_position: float = 2.0
 
 
 class Game(ABC):
-    """One game on one board (name + parameters), e.g. Diffusion v1 on 2x4 with 2 stones."""
+    """One game on one board (name + parameters), e.g. Diffusion v1 on 2x4 with 2 stones.
+
+    A game never names a solver: the registry (solver/games/__init__.py) pairs each game with
+    the solver that solves it, and building a game there checks that it offers every hook that
+    solver needs (`Solver.needs`), so a missing hook is one sentence up front, not a traceback
+    in the middle of a solve.  `solver` is set by that registry on every game it builds."""
 
     #: registry name, e.g. "diffusion"
     name: str
-    #: how tables index positions: "dense" (a perfect index per tier: locate/stored_positions)
-    #: or "keys" (canonical packed positions found by search: key/position_of_key)
-    indexing: str = "dense"
-    #: how it is solved: "tiers" (acyclic win/loss, cext/retrograde.pyx), "search" (cext/ttsolve.pyx)
-    #: or "score-tiers" (margins with cycles inside tiers, cext/scoresolve.pyx via tier_graph)
-    method: str = "tiers"
-    #: what records hold: "winloss" (outcome + remoteness) or "margin" (score + remoteness)
-    value_kind: str = "winloss"
+    #: what records hold (solver/values.py: WIN_LOSS or MARGIN); every reader of a record asks it
+    value_kind: ValueKind = WIN_LOSS
     #: whether a draw can be a position's value (False where the rules rule it out: a table
     #: record saying "draw" is then refused as corrupt)
     can_draw: bool = True
+    #: the solver this game was built for (solver/solvers.py), set by make_game
+    solver: "Solver"
+    #: measured cost of solving it (for estimates)
+    rates: Rates = Rates()
+
+    # --- declarations (read by the registry and the command line) ------------------------
+    #: the board's parameters (solver/params.py): checked before the game is built, one
+    #: command-line option each
+    parameters_spec: tuple = ()
+    #: the game as its position text shows it ("Diffusion" for both variants); None: the name
+    family: str | None = None
+    #: a position text, for messages (None: the start of the standard board)
+    position_example: str | None = None
+
+    @classmethod
+    def boards_for_text(cls, text: str) -> list[dict]:
+        """The boards (parameter dicts, smallest first) whose positions `text` could be by its
+        shape alone: how a position finds its table."""
+        return []
+
+    @classmethod
+    def looks_like(cls, text: str) -> bool:
+        """Whether `text` is written in this game's notation at all."""
+        return bool(cls.boards_for_text(text))
+
+    def table_phrase(self) -> str:
+        """The tables holding this board's positions, in a phrase."""
+        return f"a table of {self.describe()}"
 
     # --- Python layer ---------------------------------------------------------------
     @abstractmethod
@@ -129,6 +181,49 @@ class Game(ABC):
     def position_of_key(self, key: int):
         """Keyed games: the position a packed key stands for."""
         raise NotImplementedError
+
+    def tiers_of_keys(self, keys: np.ndarray) -> np.ndarray:
+        """Keyed games: the tier of each packed key (vectorised: a search stores its results
+        tier by tier, and a table's keys are checked against their tier)."""
+        raise NotImplementedError
+
+    def keys_fit(self, tier: int, keys: np.ndarray) -> bool:
+        """Keyed games: whether every key is a packing of a position of `tier` that the kernel
+        can unpack (a table's keys are checked with it before any reaches the kernel)."""
+        raise NotImplementedError
+
+    def keyed_tier_bound(self, tier: int) -> int:
+        """Keyed games: the most positions a tier can hold (a table claiming more is corrupt)."""
+        raise NotImplementedError
+
+    def keyed_tier_possible(self, tier: int) -> bool:
+        """Keyed games: whether `tier` names a tier of the board at all."""
+        raise NotImplementedError
+
+    def reachable_positions(self) -> int | None:
+        """Keyed games: how many positions a solve from the start reaches, where measured."""
+        return None
+
+    def beyond_measured(self) -> str | None:
+        """Keyed games: why this board reaches more positions than any solve can hold, in a
+        phrase ("boards beyond 16 cells reach billions"), or None where that is not known."""
+        return None
+
+    # --- score games ------------------------------------------------------------------
+    def side_index(self, position) -> int:
+        """Score games: 0 when the first player (whose margin a tier graph counts as positive)
+        is to move, 1 for the other."""
+        raise NotImplementedError
+
+    def leftover_margin(self, position) -> int:
+        """Score games: the margin the side to move gets when the game ends at `position`."""
+        raise NotImplementedError
+
+    def final_result(self, position, stores: str, margin: int) -> dict:
+        """Score games: the end of the game from the stores already filled (text as the user
+        typed it) and the margin the side to move secures from `position` on."""
+        raise BadParameters(f"--stores applies to games that keep score in stores; "
+                            f"{self.describe()} has none")
 
     def stored_positions(self, tier: int, start: int, stop: int) -> list:
         """Positions stored at indices start..stop-1 of a tier."""

@@ -14,35 +14,8 @@ from dataclasses import asdict, dataclass, field
 from .contract import Game
 from .search import DEFAULT_MAX_POSITIONS
 
-# --- measured rates --------------------------------------------------------------------------
-# Diffusion: `python bench/bench_standard.py --game diffusion --table T.sqlite` (the standard
-# board, 2x6 with 4 stones): 6.2 million positions/s in the solver kernel on 2 threads (v2: 6.4),
-# wall time 1.12x the kernel time (compression and writing), table 0.41 bytes/position (v2:
-# 0.43), peak memory the window of tiers (2 bytes per record) plus the interpreter.
-DIFFUSION_POSITIONS_PER_SECOND_2_THREADS = 6.2e6
-DIFFUSION_WALL_OVER_KERNEL = 1.12
-DIFFUSION_TABLE_BYTES_PER_POSITION = 0.43
-# Zig Zag: `python bench/bench_zigzag.py --board 4:2 --board 4:3` (one core; the solver uses
-# one): 2.0 million positions/s on 2x4 K=3 (3.3 on K=2); peak memory about 150 bytes per
-# position of the largest tier (its move graph with numpy temporaries) plus the records of the
-# lower tiers; table 0.25 (K=3) to 0.33 (K=2) bytes/position.
-ZIGZAG_POSITIONS_PER_SECOND = 2.0e6
-ZIGZAG_GRAPH_BYTES_PER_POSITION = 150
-ZIGZAG_TABLE_BYTES_PER_POSITION = 0.33
-# Overflow: `/usr/bin/time sowsolve solve overflow --size 4x4` (README): 61,571,886 positions
-# in 267 s (0.23 million positions/s), peak 3.45 GB (56 bytes per position: the transposition
-# table of 10-byte entries at most half full, doubled while it grows, and the sorted results),
-# table 36 MB (0.59 bytes/position; 3x4: 0.64).  The positions a search reaches are unknown
-# before it runs; boards solved so far are listed, others are bounded by --max-positions.
-OVERFLOW_POSITIONS_PER_SECOND = 0.23e6
-OVERFLOW_BYTES_PER_POSITION = 56
-OVERFLOW_TABLE_BYTES_PER_POSITION = 0.65
-OVERFLOW_REACHABLE = {"3x3": 6_742, "3x4": 674_116, "4x3": 674_116, "4x4": 61_571_886}
-# Boards beyond the largest solved one (16 cells) reach far more positions than --max-positions
-# admits: new canonical positions per ply on 5x5 grow by 54, 36, 24, 17 over plies 1-5 (README,
-# `python bench/bench_overflow.py --growth-size 5x5 --growth-plies 5`), 10^10..10^11 in all.
-OVERFLOW_LARGEST_SOLVED_CELLS = 16
-
+# The measured rates of each game are the game's (Game.rates, solver/contract.py: Rates), each
+# with the command that measured it; the shape of the estimate is the solver's.
 RECORD_BYTES = 2                    # one 16-bit record per position
 BASELINE_MEMORY = 80_000_000        # the interpreter, numpy and the kernels (measured ~60-80 MB)
 TABLE_OVERHEAD = 40_000             # SQLite pages, metadata and tier summaries of a small table
@@ -63,7 +36,7 @@ class Estimate:
     available_memory: int | None = None
     free_disk: int | None = None
     too_large: list[str] = field(default_factory=list)   # why it does not fit this machine
-    cells: int | None = None        # boards solved by search: cells of the board
+    beyond_measured: str | None = None  # why the positions are unknown beyond a guess, if so
 
     @property
     def fits(self) -> bool:
@@ -75,45 +48,63 @@ class Estimate:
 
 def estimate(game: Game, threads: int = 2, max_positions: int = DEFAULT_MAX_POSITIONS,
              solved_tiers: set[int] | frozenset[int] = frozenset()) -> Estimate:
-    """The cost of solving `game` (the tiers not in `solved_tiers`) on `threads` threads."""
-    if game.method == "search":
-        return _search_estimate(game, max_positions)
-    order = list(game.tiers())
-    sizes = {t: game.tier_size(t) for t in order}
-    todo = [t for t in order if t not in solved_tiers]
+    """The cost of solving `game` (the tiers not in `solved_tiers`) on `threads` threads, by
+    the rates of the game's solver."""
+    return game.solver.estimate(game, threads, max_positions, solved_tiers)
+
+
+def _todo(game: Game, solved_tiers) -> tuple[dict[int, int], list[int]]:
+    sizes = {t: game.tier_size(t) for t in game.tiers()}
+    return sizes, [t for t in sizes if t not in solved_tiers]
+
+
+def graph_estimate(game: Game, threads: int, solved_tiers) -> Estimate:
+    """Score tiers, on one core: the largest tier's move graph, and the lower tiers' records."""
+    rates = game.rates
+    sizes, todo = _todo(game, solved_tiers)
     positions = sum(sizes[t] for t in todo)
-    if game.method == "score-tiers":
-        largest = max((sizes[t] for t in todo), default=0)
-        lower = sum(sizes.values())         # the lower tiers' records that captures lead to
-        memory = BASELINE_MEMORY + ZIGZAG_GRAPH_BYTES_PER_POSITION * largest + RECORD_BYTES * lower
-        return Estimate(game.name, game.describe(), positions, True, memory,
-                        TABLE_OVERHEAD + round(ZIGZAG_TABLE_BYTES_PER_POSITION * sum(sizes.values())),
-                        positions / ZIGZAG_POSITIONS_PER_SECOND, 1,
-                        f"{ZIGZAG_POSITIONS_PER_SECOND / 1e6:.1f} M positions/s on one core, "
-                        f"{ZIGZAG_GRAPH_BYTES_PER_POSITION} bytes per position of the largest tier")
+    largest = max((sizes[t] for t in todo), default=0)
+    lower = sum(sizes.values())         # the lower tiers' records that captures lead to
+    memory = BASELINE_MEMORY + rates.memory_bytes_per_position * largest + RECORD_BYTES * lower
+    return Estimate(game.name, game.describe(), positions, True, round(memory),
+                    TABLE_OVERHEAD + round(rates.table_bytes_per_position * sum(sizes.values())),
+                    positions / rates.positions_per_second * rates.wall_over_kernel, 1,
+                    f"{rates.positions_per_second / 1e6:.1f} M positions/s on one core, "
+                    f"{rates.memory_bytes_per_position:g} bytes per position of the largest tier")
+
+
+def window_estimate(game: Game, threads: int, solved_tiers) -> Estimate:
+    """Retrograde tiers: the window of tiers in memory (2 bytes per record); the rate scales
+    with the threads up to the cores."""
+    rates = game.rates
+    sizes, todo = _todo(game, solved_tiers)
+    positions = sum(sizes[t] for t in todo)
     window = 0
     for tier in todo:                       # the tier being solved and the tiers it reads
         needed = {tier, *game.tier_dependencies(tier)}
         window = max(window, sum(sizes[t] for t in needed))
-    rate = DIFFUSION_POSITIONS_PER_SECOND_2_THREADS * max(1, min(threads, _cores())) / 2
+    rate = rates.positions_per_second * max(1, min(threads, _cores())) / rates.threads
     return Estimate(game.name, game.describe(), positions, True,
                     BASELINE_MEMORY + RECORD_BYTES * window,
-                    TABLE_OVERHEAD + round(DIFFUSION_TABLE_BYTES_PER_POSITION * sum(sizes.values())),
-                    positions / rate * DIFFUSION_WALL_OVER_KERNEL, threads,
-                    f"{DIFFUSION_POSITIONS_PER_SECOND_2_THREADS / 1e6:.1f} M positions/s on 2 threads")
+                    TABLE_OVERHEAD + round(rates.table_bytes_per_position * sum(sizes.values())),
+                    positions / rate * rates.wall_over_kernel, threads,
+                    f"{rates.positions_per_second / 1e6:.1f} M positions/s on "
+                    f"{rates.threads} {'thread' if rates.threads == 1 else 'threads'}")
 
 
-def _search_estimate(game: Game, max_positions: int) -> Estimate:
-    board = game.parameters().get("size")
-    known = OVERFLOW_REACHABLE.get(board)
-    positions = known if known is not None and known <= max_positions else max_positions
-    return Estimate(game.name, game.describe(), positions, known is not None and known <= max_positions,
-                    BASELINE_MEMORY + OVERFLOW_BYTES_PER_POSITION * positions,
-                    TABLE_OVERHEAD + round(OVERFLOW_TABLE_BYTES_PER_POSITION * positions),
-                    positions / OVERFLOW_POSITIONS_PER_SECOND, 1,
-                    f"{OVERFLOW_POSITIONS_PER_SECOND / 1e6:.2f} M positions/s, "
-                    f"{OVERFLOW_BYTES_PER_POSITION} bytes per position in memory",
-                    cells=game.rows * game.cols)
+def search_estimate(game: Game, max_positions: int) -> Estimate:
+    """Search: the positions it reaches (boards solved before) or --max-positions."""
+    rates = game.rates
+    known = game.reachable_positions()
+    exact = known is not None and known <= max_positions
+    positions = known if exact else max_positions
+    return Estimate(game.name, game.describe(), positions, exact,
+                    round(BASELINE_MEMORY + rates.memory_bytes_per_position * positions),
+                    TABLE_OVERHEAD + round(rates.table_bytes_per_position * positions),
+                    positions / rates.positions_per_second * rates.wall_over_kernel, 1,
+                    f"{rates.positions_per_second / 1e6:.2f} M positions/s, "
+                    f"{rates.memory_bytes_per_position:g} bytes per position in memory",
+                    beyond_measured=None if exact else game.beyond_measured())
 
 
 def _cores() -> int:
@@ -161,6 +152,6 @@ def check_machine(est: Estimate, table_path: str) -> Estimate:
         est.too_large.append("disk")
     if est.seconds > MAX_SECONDS:
         est.too_large.append("time")
-    if not est.positions_exact and est.cells is not None and est.cells > OVERFLOW_LARGEST_SOLVED_CELLS:
+    if not est.positions_exact and est.beyond_measured:
         est.too_large.append("unknown")
     return est

@@ -9,6 +9,7 @@ positions done to the observer installed with `observing` (progress bars).
 """
 from __future__ import annotations
 
+import importlib
 import os
 import queue
 import threading
@@ -19,16 +20,18 @@ from typing import Callable, Iterator, TypeVar
 
 import numpy as np
 
-try:
-    from ..cext import diffusion as _diffusion
-    from ..cext import overflow as _overflow
-    from ..cext import retrograde as _retrograde
-    from ..cext import scoresolve as _scoresolve
-    from ..cext import ttsolve as _ttsolve
-    from ..cext import zigzag as _zigzag
-except ImportError as exc:  # pragma: no cover - only without a build
-    raise ImportError("sowsolve's compiled kernels are missing; reinstall with "
-                      "`pip install -e .` (needs a C compiler)") from exc
+def compiled(name: str):
+    """The compiled kernel module cext/<name>.pyx (a game's kernel imports its own this way)."""
+    try:
+        return importlib.import_module(f"..cext.{name}", __package__)
+    except ImportError as exc:  # pragma: no cover - only without a build
+        raise ImportError(f"sowsolve's compiled kernel {name!r} is missing; reinstall with "
+                          f"`pip install -e .` (needs a C compiler)") from exc
+
+
+_retrograde = compiled("retrograde")
+_scoresolve = compiled("scoresolve")
+_ttsolve = compiled("ttsolve")
 
 T = TypeVar("T")
 
@@ -200,28 +203,11 @@ def solve_graph(graph: dict):
     return run_stoppable(lambda words: _scoresolve.solve_graph(graph, words), len(graph["side"]))
 
 
-def zigzag_tier_graph(kernel, seeds: int, capturer: int, lower: dict) -> dict:
-    """The move graph of a Zig Zag tier (cext/zigzag.pyx)."""
-    return run_stoppable(lambda words: _zigzag.tier_graph(kernel, seeds, capturer, lower, words),
-                         _zigzag.tier_size(kernel.npits, seeds))
-
-
 tier_summary = _retrograde.tier_summary
+#: record layouts (cext/sowsolve_kernel.h), read by solver/values.py
+WINLOSS_LAYOUT = _retrograde.WINLOSS_LAYOUT
+MARGIN_LAYOUT = _scoresolve.MARGIN_LAYOUT
 TTSolver = _ttsolve.TTSolver
 SearchLimit = _ttsolve.SearchLimit
-zigzag_tier_size = _zigzag.tier_size
-zigzag_rank = _zigzag.rank
-zigzag_unrank_range = _zigzag.unrank_range
 solver_errors = _retrograde.ERRORS
 
-
-def diffusion_kernel(cols: int, variant: int, max_stones: int, slots, owner):
-    return _diffusion.DiffusionKernel(cols, variant, max_stones, slots, owner)
-
-
-def overflow_kernel(rows: int, cols: int):
-    return _overflow.OverflowKernel(rows, cols)
-
-
-def zigzag_kernel(cols: int, circuit, first_orientation):
-    return _zigzag.ZigZagKernel(cols, circuit, first_orientation)

@@ -1,7 +1,7 @@
 """Solving by search: a depth-first search with a transposition table, in the kernel, over the
-canonical packed positions of a game (Game.indexing == "keys").  Used where positions do not form
-a dense index (Overflow: stacks of any height on a connected set of cells), and to answer
-positions that a table does not hold."""
+canonical packed positions of a game (keyed indexing).  Used where positions do not form a dense
+index (Overflow: stacks of any height on a connected set of cells), and to answer positions that
+a table does not hold."""
 from __future__ import annotations
 
 import time
@@ -10,21 +10,13 @@ import numpy as np
 
 from .contract import Game
 from .kernels import SearchLimit, TTSolver, observing, run_stoppable
-from .retrograde import Progress, SolveReport, TierReport, no_progress, summarize
+from .tiers import Progress, SolveReport, no_progress
 
-SIDE_BIT = np.uint64(1 << 63)
-_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 DEFAULT_MAX_POSITIONS = 1 << 28
 
 
 class SearchLimitReached(RuntimeError):
     """A search that filled its --max-positions before solving the position it started from."""
-
-
-def discs_of(keys: np.ndarray) -> np.ndarray:
-    """Tier (one-bits of the unary packing, side bit excluded) of each packed position."""
-    octets = (keys & ~SIDE_BIT).astype("<u8").view(np.uint8).reshape(-1, 8)
-    return _POPCOUNT[octets].sum(axis=1, dtype=np.int64)
 
 
 def search(game: Game, position, max_positions: int = DEFAULT_MAX_POSITIONS,
@@ -52,34 +44,23 @@ def search(game: Game, position, max_positions: int = DEFAULT_MAX_POSITIONS,
                 f"the search reached --max-positions {max_positions} before solving {what} "
                 f"({exc.solved:,} positions solved); raise it") from None
     return solver
+
+
 def solve_by_search(game: Game, store, max_positions: int = DEFAULT_MAX_POSITIONS,
                     progress: Progress = no_progress) -> SolveReport:
-    """Solve everything reachable from the start and store it tier by tier (discs on board)."""
+    """Solve everything reachable from the start and store it tier by tier (the game's tier of
+    each packed position)."""
     started = time.perf_counter()
     solver = search(game, game.initial(), max_positions, progress, "positions searched",
                     what="the start")
     keys, records = solver.results()
     searched = time.perf_counter() - started
-    tiers = discs_of(keys)
+    tiers = game.tiers_of_keys(keys)
     report = SolveReport(search_seconds=searched)
     for tier in np.unique(tiers):
         chosen = tiers == tier
         tier_records = records[chosen]
-        summary = summarize(tier_records)
+        summary = game.value_kind.summarize(tier_records)
         store.save_tier(int(tier), tier_records, summary, keys=keys[chosen])
-        report.tiers.append(TierReport(int(tier), int(chosen.sum()), None,
-                                       summary["losses"], summary["draws"], summary["wins"],
-                                       summary["longest_win"], summary["longest_win_index"]))
+        report.add(int(tier), summary, None)
     return report
-
-
-def solve(game: Game, store, threads: int, progress: Progress = no_progress,
-          max_positions: int = DEFAULT_MAX_POSITIONS) -> SolveReport:
-    """Solve a game into a store by the method it names."""
-    if game.method == "search":
-        return solve_by_search(game, store, max_positions, progress)
-    if game.method == "score-tiers":
-        from .score import solve_score_tiers
-        return solve_score_tiers(game, store, progress=progress)
-    from .retrograde import solve_tiers
-    return solve_tiers(game, store, threads=threads, progress=progress)

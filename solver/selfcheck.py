@@ -1,150 +1,225 @@
-"""`sowsolve check GAME`: sample positions and verify the Game contract.
+"""Checks of a game against its reference rules, and of a table's values against their children.
 
-Games with a dense index: positions sampled from every tier.  For each P (and its images):
-  rank/unrank round-trip   locate(stored_positions(t, i)) == (t, i), for every image of P
-  kernel == rules          the kernel's moves and children equal the Python reference's
-  solver view              kernel_children(t, i) == locate(child) of every reference move,
-                           or the final record when the reference says the game is over
-  un-moves                 every kernel un-move replays to P without loss; every reference
-                           move that keeps the tier is found back among its child's un-moves
+`sowsolve check GAME` runs the checks its solver lists (Solver.checks), each over positions
+sampled the same way (one seed), each filling one Report:
+
+  check_ranking      dense index: locate(stored_positions(t, i)) == (t, i), for every image
+  check_kernel_moves kernel moves and children == the Python reference's
+  check_children     the solver's view: kernel_children(t, i) == locate(child) of every
+                     reference move, or the final record where the reference says it is over
+  check_unmoves      every kernel un-move replays to the position; every reference move that
+                     keeps the tier is found back among its child's un-moves (games offering
+                     un-moves)
+  check_tier_graph   score tiers: the move graph the solver reads, against the rules, with
+                     lower tiers filled with random records
+  check_walks        keyed games: positions along random games; packing and the solver view
+
+`sampled_values` is the value part of `sowsolve check --table`: stored values against the value
+kind's fold of their children's records (solver/values.py, `expected`).
 """
 from __future__ import annotations
 
 import random
+from typing import Callable, Iterator
 
 import numpy as np
 
 from .contract import Game
-from .values import Value
-
-
-def check_game(game: Game, samples: int = 1000, seed: int = 0) -> dict:
-    if game.indexing != "dense":
-        return check_by_walks(game, samples, seed)
-    rng = random.Random(seed)
-    failures: list[str] = []
-    counts = {"positions": 0, "moves": 0, "unmoves": 0}
-
-    def fail(position, what: str) -> None:
-        failures.append(f"{game.format_position(position)}: {what}")
-
-    for tier in game.tiers():
-        size = game.tier_size(tier)
-        indices = range(size) if size <= samples else rng.sample(range(size), samples)
-        for index in indices:
-            position = game.stored_positions(tier, index, index + 1)[0]
-            counts["positions"] += 1
-            for image in game.images(position):
-                if tuple(game.locate(image)) != (tier, index):
-                    fail(image, f"locates to {game.locate(image)}, stored at {(tier, index)}")
-            reference = [(m, game.play(position, m)) for m in game.legal_moves(position)]
-            if game.kernel_moves(position) != reference:
-                fail(position, "kernel moves differ from the reference rules")
-            if game.method == "score-tiers":
-                counts["moves"] += len(reference)
-                continue            # the solver's view is the tier graph, checked below
-            view = game.kernel_children(tier, index)
-            if not reference:
-                outcome = game.outcome(position)
-                if not isinstance(view, int) or Value.from_record(view) != Value(outcome, 0):
-                    fail(position, f"final ({outcome}) but the kernel says {view!r}")
-            elif view != [tuple(game.locate(child)) for _, child in reference]:
-                fail(position, "the kernel's child indices differ from the reference children")
-            counts["moves"] += len(reference)
-            if type(game).kernel_unmoves is Game.kernel_unmoves:
-                continue            # the game offers no un-moves (its solver needs none)
-            for move, parent in game.kernel_unmoves(position):
-                counts["unmoves"] += 1
-                if game.play(parent, move) != position or game.locate(parent)[0] != tier:
-                    fail(position, f"un-move {game.format_move(move)} from "
-                                   f"{game.format_position(parent)} does not replay to it")
-            for move, child in reference:
-                if game.locate(child)[0] == tier and (move, position) not in game.kernel_unmoves(child):
-                    fail(position, f"move {game.format_move(move)} keeps the tier but is missing "
-                                   f"from the un-moves of {game.format_position(child)}")
-        if game.method == "score-tiers":
-            _check_tier_graph(game, tier, indices, rng, fail, counts)
-    return {"game": game.name, "description": game.describe(), **counts,
-            "failures": failures[:100], "failure_count": len(failures)}
-
+from .tiers import TierManager
 
 #: tiers larger than this are sampled by the rules only: their graph would take too long to build
 GRAPH_CHECK_LIMIT = 1 << 21
 
 
-def _check_tier_graph(game: Game, tier: int, indices, rng: random.Random, fail, counts) -> None:
+class Report:
+    """Counts and failures of a self-check."""
+
+    def __init__(self, game: Game):
+        self.game = game
+        self.counts = {"positions": 0, "moves": 0, "unmoves": 0}
+        self.failures: list[str] = []
+
+    def fail(self, position, what: str) -> None:
+        self.failures.append(f"{self.game.format_position(position)}: {what}")
+
+    def count(self, what: str, n: int = 1) -> None:
+        self.counts[what] = self.counts.get(what, 0) + n
+
+    def result(self) -> dict:
+        return {"game": self.game.name, "description": self.game.describe(), **self.counts,
+                "failures": self.failures[:100], "failure_count": len(self.failures)}
+
+
+def sampled_indices(game: Game, samples: int, rng: random.Random) -> Iterator[tuple[int, list[int]]]:
+    """(tier, indices) of every tier: all of a small tier, `samples` of a larger one."""
+    for tier in game.tiers():
+        size = game.tier_size(tier)
+        yield tier, list(range(size)) if size <= samples else rng.sample(range(size), samples)
+
+
+def _sampled(game: Game, samples: int, rng: random.Random):
+    for tier, indices in sampled_indices(game, samples, rng):
+        for index in indices:
+            yield tier, index, game.stored_positions(tier, index, index + 1)[0]
+
+
+def check_ranking(game: Game, samples: int, rng: random.Random, report: Report) -> None:
+    for tier, index, position in _sampled(game, samples, rng):
+        report.count("positions")
+        for image in game.images(position):
+            if tuple(game.locate(image)) != (tier, index):
+                report.fail(image, f"locates to {game.locate(image)}, stored at {(tier, index)}")
+
+
+def _reference(game: Game, position) -> list:
+    return [(m, game.play(position, m)) for m in game.legal_moves(position)]
+
+
+def check_kernel_moves(game: Game, samples: int, rng: random.Random, report: Report) -> None:
+    for _, _, position in _sampled(game, samples, rng):
+        reference = _reference(game, position)
+        report.count("moves", len(reference))
+        if game.kernel_moves(position) != reference:
+            report.fail(position, "kernel moves differ from the reference rules")
+
+
+def check_children(game: Game, samples: int, rng: random.Random, report: Report) -> None:
+    for tier, index, position in _sampled(game, samples, rng):
+        reference = _reference(game, position)
+        view = game.kernel_children(tier, index)
+        if not reference:
+            outcome = game.outcome(position)
+            final = game.value_kind.decode(view) if isinstance(view, int) and view else None
+            if final != game.value_kind.value_type(outcome, 0):
+                report.fail(position, f"final ({outcome}) but the kernel says {view!r}")
+        elif view != [tuple(game.locate(child)) for _, child in reference]:
+            report.fail(position, "the kernel's child indices differ from the reference children")
+
+
+def check_unmoves(game: Game, samples: int, rng: random.Random, report: Report) -> None:
+    if type(game).kernel_unmoves is Game.kernel_unmoves:
+        return                      # the game offers no un-moves (its solver needs none)
+    for tier, _, position in _sampled(game, samples, rng):
+        for move, parent in game.kernel_unmoves(position):
+            report.count("unmoves")
+            if game.play(parent, move) != position or game.locate(parent)[0] != tier:
+                report.fail(position, f"un-move {game.format_move(move)} from "
+                                      f"{game.format_position(parent)} does not replay to it")
+        for move, child in _reference(game, position):
+            if game.locate(child)[0] == tier and (move, position) not in game.kernel_unmoves(child):
+                report.fail(position, f"move {game.format_move(move)} keeps the tier but is "
+                                      f"missing from the un-moves of {game.format_position(child)}")
+
+
+def check_tier_graph(game: Game, samples: int, rng: random.Random, report: Report) -> None:
     """Score games: the tier graph the solver reads must hold, for each sampled position, its
     side, its number of moves, the stored index of each same-tier child, and for each capture
     the value the capture is worth, read from the lower tiers.  The lower tiers are filled with
     random records here, so a capture that looked up the wrong position would show."""
-    if game.tier_size(tier) > GRAPH_CHECK_LIMIT:
-        counts["tiers_too_large_for_graph_check"] = counts.get("tiers_too_large_for_graph_check", 0) + 1
-        return
-    lower = {}
-    noise = np.random.default_rng(rng.randrange(1 << 32))
-    for dep in game.tier_dependencies(tier):
-        margins = noise.integers(-game.total, game.total + 1, size=game.tier_size(dep))
-        lower[dep] = ((margins + 128) | (1 << 8)).astype(np.uint16)
-    graph = game.tier_graph(tier, lower)
-    width = graph["width"]
-    for index in indices:
-        position = game.stored_positions(tier, index, index + 1)[0]
-        moves = game.legal_moves(position)
-        if int(graph["moves"][index]) != len(moves) or int(graph["side"][index]) != "Pp".index(position.side):
-            fail(position, "the tier graph gives it another side to move or number of moves")
+    kind = game.value_kind
+    for tier, indices in sampled_indices(game, samples, rng):
+        if game.tier_size(tier) > GRAPH_CHECK_LIMIT:
+            report.count("tiers_too_large_for_graph_check")
             continue
-        for slot, move in enumerate(moves):
-            child = game.play(position, move)
-            gain = game.move_gain(position, move)
-            target = int(graph["same"][index * width + slot])
-            child_tier, child_index = game.locate(child)
-            if child_tier == tier:
-                if target != child_index:
-                    fail(position, f"the tier graph sends {game.format_move(move)} to index "
-                                   f"{target}, the rules to {child_index}")
+        noise = np.random.default_rng(rng.randrange(1 << 32))
+        lower = {}
+        for dep in game.tier_dependencies(tier):
+            bound = game.tier_stones(dep)
+            lower[dep] = kind.encode(noise.integers(-bound, bound + 1, size=game.tier_size(dep)), 1)
+        graph = game.tier_graph(tier, lower)
+        width = graph["width"]
+        for index in indices:
+            position = game.stored_positions(tier, index, index + 1)[0]
+            moves = game.legal_moves(position)
+            first = game.side_index(position) == 0
+            if int(graph["moves"][index]) != len(moves) or int(graph["side"][index]) != game.side_index(position):
+                report.fail(position, "the tier graph gives it another side to move or number of moves")
                 continue
-            record = int(lower[child_tier][child_index])
-            child_margin = (record & 0xFF) - 128           # for the child's side to move
-            for_p = (gain - child_margin) if position.side == "P" else -(gain - child_margin)
-            if target != -2 or int(graph["exit_value"][index * width + slot]) != for_p:
-                fail(position, f"the tier graph values the capture {game.format_move(move)} "
-                               f"wrongly")
-        counts["graph_positions"] = counts.get("graph_positions", 0) + 1
+            for slot, move in enumerate(moves):
+                child = game.play(position, move)
+                target = int(graph["same"][index * width + slot])
+                child_tier, child_index = game.locate(child)
+                if child_tier == tier:
+                    if target != child_index:
+                        report.fail(position, f"the tier graph sends {game.format_move(move)} to "
+                                              f"index {target}, the rules to {child_index}")
+                    continue
+                worth = kind.decode(int(lower[child_tier][child_index])).for_mover(
+                    game.move_gain(position, move)).value
+                for_first = worth if first else -worth
+                if target != -2 or int(graph["exit_value"][index * width + slot]) != for_first:
+                    report.fail(position, f"the tier graph values the capture "
+                                          f"{game.format_move(move)} wrongly")
+            report.count("graph_positions")
 
 
-def check_by_walks(game: Game, samples: int = 1000, seed: int = 0) -> dict:
-    """Positions met along random games: kernel moves == reference, and for games with packed
-    positions the packing and the solver view."""
-    rng = random.Random(seed)
-    failures: list[str] = []
-    counts = {"positions": 0, "moves": 0, "unmoves": 0}
-
-    def fail(position, what: str) -> None:
-        failures.append(f"{game.format_position(position)}: {what}")
-
+def check_walks(game: Game, samples: int, rng: random.Random, report: Report) -> None:
+    """Positions met along random games: kernel moves == reference, the packing, and the
+    solver view (children as packed positions, or the final record)."""
     position = game.initial()
-    while counts["positions"] < samples:
-        counts["positions"] += 1
-        reference = [(m, game.play(position, m)) for m in game.legal_moves(position)]
-        counts["moves"] += len(reference)
+    while report.counts["positions"] < samples:
+        report.count("positions")
+        reference = _reference(game, position)
+        report.count("moves", len(reference))
         if game.kernel_moves(position) != reference:
-            fail(position, "kernel moves differ from the reference rules")
-        if game.indexing != "keys":
-            position = rng.choice(reference)[1] if reference else game.initial()
-            continue
+            report.fail(position, "kernel moves differ from the reference rules")
         tier, key = game.key(position)
         stored = game.position_of_key(key)
         if game.key(stored) != (tier, key):
-            fail(position, "its canonical key is not canonical for its own unpacking")
+            report.fail(position, "its canonical key is not canonical for its own unpacking")
         if game.outcome(stored) != game.outcome(position):
-            fail(position, f"unpacks to {game.format_position(stored)} with another outcome")
+            report.fail(position, f"unpacks to {game.format_position(stored)} with another outcome")
         view = game.kernel().children(key)
         stored_children = [game.play(stored, m) for m in game.legal_moves(stored)]
         if not stored_children:
-            if not isinstance(view, int) or Value.from_record(view) != Value(game.outcome(stored), 0):
-                fail(position, f"final ({game.outcome(stored)}) but the kernel says {view!r}")
+            final = game.value_kind.decode(view) if isinstance(view, int) and view else None
+            if final != game.value_kind.value_type(game.outcome(stored), 0):
+                report.fail(position, f"final ({game.outcome(stored)}) but the kernel says {view!r}")
         elif view != [game.key(c)[1] for c in stored_children]:
-            fail(position, "the kernel's children differ from the reference children")
+            report.fail(position, "the kernel's children differ from the reference children")
         position = rng.choice(reference)[1] if reference else game.initial()
-    return {"game": game.name, "description": game.describe(), **counts,
-            "failures": failures[:100], "failure_count": len(failures)}
+
+
+def sampled_values(table, load: Callable[[int], np.ndarray], samples: int | None, seed: int,
+                   fail: Callable[[str], None], tiered: bool) -> int:
+    """Stored values of `samples` positions per tier (all with None) against their children's
+    records, through the Python rules.  `tiered`: children are read from the tiers in memory
+    (the tier manager's window); else from the table, position by position.  Returns the
+    positions checked."""
+    game = table.game
+    kind = game.value_kind
+    rng = random.Random(seed)
+    checked = 0
+
+    def check_tier(tier: int, records: np.ndarray, child_record) -> None:
+        nonlocal checked
+        size = records.size
+        count = size if samples is None else samples
+        for index in (range(size) if size <= count else rng.sample(range(size), count)):
+            position = table.stored_positions(tier, index, index + 1)[0]
+            stored = kind.decode(int(records[index]))
+            expected = kind.expected(game, position, child_record)
+            checked += 1
+            if expected != stored:
+                fail(f"{game.format_position(position)}: {kind.mismatch(stored, expected)}")
+
+    if not tiered:
+        for tier in table.tiers:
+            check_tier(tier, load(tier), table.record)
+        return checked
+
+    class Worker:
+        passes = 1
+
+        def __call__(self, tier, window, calls):
+            records = load(tier)
+            window = {**window, tier: records}
+
+            def child_record(child) -> int:
+                child_tier, index = game.locate(child)
+                return int(window[child_tier][index])
+            check_tier(tier, records, child_record)
+            return records
+
+    TierManager(game, load, order=table.tiers).run(Worker(), lambda *done: None)
+    return checked

@@ -1,18 +1,40 @@
-"""Value records: what the solvers compute and the tables store, always for the side to move.
+"""Value kinds: what a record means, for every part of sowsolve that reads one.
 
-A record is 16 bits: the outcome in the low 2 bits (0 unsolved, 1 loss, 2 draw, 3 win) and the
-remoteness (plies to the end with best play) above them.  It matches cext/sowsolve_kernel.h.
+A record is 16 bits, always for the side to move, 0 meaning "not solved".  Its layout is defined
+once, in cext/sowsolve_kernel.h, and read here from the compiled kernels (`WINLOSS_LAYOUT`,
+`MARGIN_LAYOUT`), so Python never repeats a bit position.  A game names its kind
+(`Game.value_kind`); everything else asks the kind -- decoding, tier summaries, which records a
+table may hold, export columns, the value a position must have given its children (`check`),
+and the words a value is shown in -- and never branches on which kind it has.
+
+- WIN_LOSS: outcome (loss, draw, win) and remoteness, plies to the end with best play.
+- MARGIN: the seeds the side to move gains from here on minus the opponent's, and the plies to
+  the end (None where the value comes from play that never ends).
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
-UNSOLVED, LOSS, DRAW, WIN = 0, 1, 2, 3
+from .kernels import MARGIN_LAYOUT, WINLOSS_LAYOUT, tier_summary
+
+UNSOLVED = WINLOSS_LAYOUT["unsolved"]
+LOSS, DRAW, WIN = WINLOSS_LAYOUT["loss"], WINLOSS_LAYOUT["draw"], WINLOSS_LAYOUT["win"]
 OUTCOME_NAMES = {LOSS: "loss", DRAW: "draw", WIN: "win"}
 OUTCOME_CODES = {name: code for code, name in OUTCOME_NAMES.items()}
-MAX_REMOTENESS = (1 << 14) - 1
+_OUTCOME_BITS = WINLOSS_LAYOUT["outcome_bits"]
+_OUTCOME_MASK = (1 << _OUTCOME_BITS) - 1
+MAX_REMOTENESS = WINLOSS_LAYOUT["max_remoteness"]
+
+_BIAS = MARGIN_LAYOUT["bias"]
+_REM_SHIFT = MARGIN_LAYOUT["rem_shift"]
+_VALUE_MASK = MARGIN_LAYOUT["value_mask"]
+REM_ENDLESS = MARGIN_LAYOUT["endless"]
+
+
+def plies(n: int) -> str:
+    return f"{n:,} {'ply' if n == 1 else 'plies'}"
 
 
 class Value(NamedTuple):
@@ -22,13 +44,13 @@ class Value(NamedTuple):
 
     @classmethod
     def from_record(cls, record: int) -> "Value":
-        outcome = record & 3
+        outcome = record & _OUTCOME_MASK
         if outcome == UNSOLVED:
             raise ValueError("the record holds no value (position not solved)")
-        return cls(OUTCOME_NAMES[outcome], record >> 2)
+        return cls(OUTCOME_NAMES[outcome], record >> _OUTCOME_BITS)
 
     def to_record(self) -> int:
-        return (self.remoteness << 2) | OUTCOME_CODES[self.value]
+        return (self.remoteness << _OUTCOME_BITS) | OUTCOME_CODES[self.value]
 
     def for_mover(self, gained: int = 0) -> "Value":
         """The value of the move leading here, for the player who made it (win/loss games gain
@@ -45,15 +67,6 @@ class Value(NamedTuple):
         return (2, -self.remoteness)
 
 
-def outcome_names(records: np.ndarray) -> np.ndarray:
-    """Vectorised outcome text of an array of records."""
-    names = np.array(["unsolved", "loss", "draw", "win"])
-    return names[records & 3]
-
-
-REM_ENDLESS = 255   # margin records: the remoteness byte of a value that comes from endless play
-
-
 class Margin(NamedTuple):
     """A solved score for the side to move: what it gains from here on minus what the opponent
     gains, and the plies to the end (None where the value comes from play that never ends)."""
@@ -64,8 +77,12 @@ class Margin(NamedTuple):
     def from_record(cls, record: int) -> "Margin":
         if record == 0:
             raise ValueError("the record holds no value (position not solved)")
-        rem = record >> 8
-        return cls((record & 0xFF) - 128, None if rem == REM_ENDLESS else rem)
+        rem = record >> _REM_SHIFT
+        return cls((record & _VALUE_MASK) - _BIAS, None if rem == REM_ENDLESS else rem)
+
+    def to_record(self) -> int:
+        rem = REM_ENDLESS if self.remoteness is None else self.remoteness
+        return (rem << _REM_SHIFT) | (self.margin + _BIAS)
 
     @property
     def value(self) -> int:
@@ -81,22 +98,186 @@ class Margin(NamedTuple):
         return (-self.margin, rem if self.margin > 0 else -rem)
 
 
-def summarize_margins(records: np.ndarray) -> dict:
-    """Counts of a tier of margin records (wins/losses/draws are margins >0 / <0 / =0)."""
-    margins = (records & 0xFF).astype(np.int16) - 128
-    rems = records >> 8
-    solved = records != 0
-    wins = solved & (margins > 0)
-    finite_wins = wins & (rems != REM_ENDLESS)
-    index = int(np.argmax(np.where(finite_wins, rems.astype(np.int32), -1))) if finite_wins.any() else -1
-    return {"positions": int(records.size), "wins": int(wins.sum()),
-            "losses": int((solved & (margins < 0)).sum()), "draws": int((solved & (margins == 0)).sum()),
-            "unsolved": int((~solved).sum()),
-            "longest_win": int(rems[index]) if index >= 0 else 0, "longest_win_index": index,
-            "endless": int((solved & (rems == REM_ENDLESS)).sum()),
-            "final": int((solved & (rems == 0)).sum())}
+ChildRecord = Callable[[object], int]
 
 
-def decode(value_kind: str, record: int):
-    """The value object of a record: Value (win/loss games) or Margin (score games)."""
-    return Margin.from_record(record) if value_kind == "margin" else Value.from_record(record)
+class ValueKind:
+    """What records of one kind mean.  Subclasses fill every method; the rest of sowsolve
+    holds a kind as an object and asks it."""
+    #: the kind's name in JSON output ("value_kind")
+    name: str
+    #: the most plies a record can count (longer lines are refused by the solvers)
+    max_remoteness: int
+    #: the type of decoded values
+    value_type: type
+
+    def decode(self, record: int):
+        """The value object of one record; ValueError for an unsolved record."""
+        return self.value_type.from_record(int(record))
+
+    def summarize(self, records: np.ndarray) -> dict:
+        """Counts of one tier's records, as the table's tier summary stores them."""
+        raise NotImplementedError
+
+    def invalid(self, game, tier: int, records: np.ndarray) -> np.ndarray:
+        """Which records of a solved tier hold a value no position of the tier can have."""
+        raise NotImplementedError
+
+    def columns(self, records: np.ndarray) -> tuple[list, list]:
+        """Export columns of a block of records: values and remoteness (None: endless)."""
+        raise NotImplementedError
+
+    def expected(self, game, position, child_record: ChildRecord):
+        """The value `position` must have, given the records of its children (`check`)."""
+        raise NotImplementedError
+
+    def mismatch(self, stored, expected) -> str:
+        """How a stored value differs from the one its children give, in words."""
+        raise NotImplementedError
+
+    def text(self, value, remoteness) -> str:
+        """A value as `query` and `info` print it (value and remoteness as JSON holds them)."""
+        raise NotImplementedError
+
+    def short(self, value) -> str:
+        """A value in a column of moves."""
+        return str(value)
+
+    def step(self, gained: int) -> dict:
+        """What a ply of a principal variation adds to the value after it (score games: the
+        seeds the move captured)."""
+        return {}
+
+
+class WinLoss(ValueKind):
+    name = "winloss"
+    max_remoteness = MAX_REMOTENESS
+    value_type = Value
+
+    def summarize(self, records: np.ndarray) -> dict:
+        losses, draws, wins, unsolved, longest, index = tier_summary(records)
+        return {"positions": int(records.size), "losses": int(losses), "draws": int(draws),
+                "wins": int(wins), "unsolved": int(unsolved), "longest_win": int(longest),
+                "longest_win_index": int(index)}
+
+    def invalid(self, game, tier: int, records: np.ndarray) -> np.ndarray:
+        outcome = records & _OUTCOME_MASK
+        bad = outcome == UNSOLVED
+        if not game.can_draw:
+            bad |= outcome == DRAW
+        return bad
+
+    def columns(self, records: np.ndarray) -> tuple[list, list]:
+        names = np.array(["unsolved", "loss", "draw", "win"])
+        return names[records & _OUTCOME_MASK].tolist(), (records >> _OUTCOME_BITS).tolist()
+
+    def expected(self, game, position, child_record: ChildRecord) -> Value:
+        outcome = game.outcome(position)
+        if outcome is not None:
+            return Value(outcome, 0)
+        return min((self.decode(child_record(game.play(position, move))).for_mover()
+                    for move in game.legal_moves(position)), key=lambda v: v.sort_key())
+
+    def mismatch(self, stored: Value, expected: Value) -> str:
+        return (f"stored {stored.value} in {stored.remoteness}, its children give "
+                f"{expected.value} in {expected.remoteness}")
+
+    def text(self, value, remoteness) -> str:
+        if remoteness == 0:
+            return f"{value} (game over)"
+        return f"{value} in {plies(remoteness)}"
+
+
+def _no_end(remoteness) -> str:
+    return "no end" if remoteness is None else plies(remoteness)
+
+
+class MarginKind(ValueKind):
+    name = "margin"
+    max_remoteness = REM_ENDLESS - 1
+    value_type = Margin
+
+    def _split(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return (records & _VALUE_MASK).astype(np.int16) - _BIAS, records >> _REM_SHIFT
+
+    def encode(self, margins: np.ndarray, remoteness: int) -> np.ndarray:
+        """Records of margins with one remoteness (the score solver's check fills lower tiers
+        with them)."""
+        return ((np.asarray(margins) + _BIAS) | (remoteness << _REM_SHIFT)).astype(np.uint16)
+
+    def summarize(self, records: np.ndarray) -> dict:
+        """Counts of a tier (wins/losses/draws are margins >0 / <0 / =0)."""
+        margins, rems = self._split(records)
+        solved = records != 0
+        wins = solved & (margins > 0)
+        finite_wins = wins & (rems != REM_ENDLESS)
+        index = int(np.argmax(np.where(finite_wins, rems.astype(np.int32), -1))) if finite_wins.any() else -1
+        return {"positions": int(records.size), "wins": int(wins.sum()),
+                "losses": int((solved & (margins < 0)).sum()),
+                "draws": int((solved & (margins == 0)).sum()),
+                "unsolved": int((~solved).sum()),
+                "longest_win": int(rems[index]) if index >= 0 else 0, "longest_win_index": index,
+                "endless": int((solved & (rems == REM_ENDLESS)).sum()),
+                "final": int((solved & (rems == 0)).sum())}
+
+    def invalid(self, game, tier: int, records: np.ndarray) -> np.ndarray:
+        margins, _ = self._split(records)
+        return (records == 0) | (np.abs(margins) > game.tier_stones(tier))
+
+    def columns(self, records: np.ndarray) -> tuple[list, list]:
+        margins, rems = self._split(records)
+        return margins.tolist(), [None if r == REM_ENDLESS else r for r in rems.tolist()]
+
+    def expected(self, game, position, child_record: ChildRecord) -> Margin:
+        """The margin and remoteness a score position must have given its children's records.
+
+        The margin is the best of the moves (what the move banks minus the child's margin).  The
+        remoteness is that of a move keeping the margin, following the threshold attractors:
+        where the margin beats the leftover margin (the value of play that never captures
+        again) the side to move forces it and hurries, where it falls short the opponent forces
+        it and the side to move delays.  A margin equal to the leftover is final (remoteness 0)
+        exactly when no move captures and every child is final; otherwise it is scored like
+        endless play: no end unless every margin-keeping move ends, and then the slowest."""
+        moves = game.legal_moves(position)
+        leftover = game.leftover_margin(position)
+        if not moves:
+            return Margin(leftover, 0)
+        tier = game.locate(position)[0]
+        options = []
+        for move in moves:
+            child = game.play(position, move)
+            options.append((self.decode(child_record(child)).for_mover(game.move_gain(position, move)),
+                            game.locate(child)[0] == tier))
+        margin = max(value.margin for value, _ in options)
+        keeping = [value.remoteness for value, _ in options if value.margin == margin]
+        if margin == leftover and all(same and value.remoteness == 1 for value, same in options):
+            return Margin(margin, 0)    # final: no capture can be reached any more
+        if margin > leftover:           # the side to move forces it: the quickest
+            finite = [r for r in keeping if r is not None]
+            return Margin(margin, min(finite) if finite else None)
+        if any(r is None for r in keeping):  # the opponent forces it, or nobody: the slowest
+            return Margin(margin, None)
+        return Margin(margin, max(keeping))
+
+    def mismatch(self, stored: Margin, expected: Margin) -> str:
+        return (f"stored margin {stored.margin} in {_no_end(stored.remoteness)}, its moves give "
+                f"{expected.margin} in {_no_end(expected.remoteness)}")
+
+    def text(self, value, remoteness) -> str:
+        if remoteness is None:
+            return f"margin {value:+d}, from play that avoids every capture forever"
+        if remoteness == 0:
+            return f"margin {value:+d} (game over: no capture can happen any more)"
+        return f"margin {value:+d}, game over in {plies(remoteness)}"
+
+    def short(self, value) -> str:
+        return f"{value:+d}"
+
+    def step(self, gained: int) -> dict:
+        return {"captured": gained}
+
+
+WIN_LOSS = WinLoss()
+MARGIN = MarginKind()
+#: every value kind by its JSON name (for readers of JSON output, such as the renderer)
+VALUE_KINDS = {kind.name: kind for kind in (WIN_LOSS, MARGIN)}

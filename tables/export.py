@@ -43,7 +43,6 @@ import numpy as np
 
 from ..solver.contract import Game
 from ..solver.errors import BadParameters
-from ..solver.values import REM_ENDLESS, outcome_names
 from .store import Table
 
 Progress = Callable[[int, str], ContextManager]
@@ -121,7 +120,7 @@ def export(table: Table, out: str, fmt: str, max_stones: int | None,
 def format_block(game, positions: list, records: np.ndarray, fmt: str) -> tuple[str, int]:
     """The rows of one block as text (csv module, or one JSON object per line), and how many
     there are.  Columns are built per block; each row costs one format_position."""
-    names, rems = value_columns(game.value_kind, records)
+    names, rems = game.value_kind.columns(records)
     if fmt == "jsonl":      # the texts json.dumps gives the values, once per block
         string = json.encoder.encode_basestring_ascii       # json.dumps's own string encoder
         names = [string(n) if isinstance(n, str) else str(n) for n in names]
@@ -139,15 +138,6 @@ def format_block(game, positions: list, records: np.ndarray, fmt: str) -> tuple[
     lines = [f'{{"position": {string(p)}, "value": {n}, "remoteness": {r}}}' for p, n, r in rows]
     lines.append("")
     return "\n".join(lines), len(rows)
-
-
-def value_columns(value_kind: str, records: np.ndarray) -> tuple[list, list]:
-    """Value and remoteness columns of a block (remoteness None: endless play)."""
-    if value_kind == "margin":
-        rems = (records >> 8).tolist()
-        return ((records & 0xFF).astype(np.int16) - 128).tolist(), \
-            [None if r == REM_ENDLESS else r for r in rems]
-    return outcome_names(records).tolist(), (records >> 2).tolist()
 
 
 # --- where the rows go ------------------------------------------------------------------------

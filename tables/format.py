@@ -43,6 +43,8 @@ import zlib
 import numpy as np
 import zstandard
 
+from ..solver.solvers import INDEXINGS
+
 FORMAT_NAME = "sowsolve-table"
 FORMAT_VERSION = 2
 TABLE_NAME = "sowsolve"
@@ -312,7 +314,7 @@ META_FIELDS = {
     "tier_sizes": (True, lambda v: isinstance(v, dict) and len(v) <= 100_000 and all(
         _is_int(n) and 0 <= n < 1 << 48 for n in v.values())),
     "block_records": (True, lambda v: _is_int(v) and v == BLOCK_RECORDS),
-    "indexing": (True, lambda v: v in ("dense", "keys")),
+    "indexing": (True, lambda v: isinstance(v, str) and v in INDEXINGS),
     "solved_tiers": (True, lambda v: _int_list(v) and len(set(v)) == len(v)),
     "finished": (True, lambda v: type(v) is bool),
     "software": (True, lambda v: isinstance(v, dict) and len(v) <= 8 and all(
@@ -342,14 +344,15 @@ def check_meta_fields(meta: dict) -> None:
             raise CorruptTable(f"the metadata's field {key[:40]!r} is not valid")
 
 
-def check_summary_fields(info: dict, label: str, positions: int, margin: bool,
+def check_summary_fields(info: dict, label: str, positions: int, max_remoteness: int,
                          blocks: int | None) -> None:
-    """Types and ranges of a tier summary (`label` names it in the error); `blocks` is the
-    number of key blocks of a keyed tier (first_keys required), None for a dense one."""
+    """Types and ranges of a tier summary (`label` names it in the error); `max_remoteness` is
+    the value kind's longest line; `blocks` is the number of key blocks of a keyed tier
+    (first_keys required), None for a dense one."""
     counts = ("losses", "draws", "wins", "unsolved")
     fields = {"positions": lambda v: v == positions,
               **{k: (lambda v: 0 <= v <= positions) for k in counts},
-              "longest_win": lambda v: 0 <= v < (255 if margin else 1 << 14),
+              "longest_win": lambda v: 0 <= v <= max_remoteness,
               "longest_win_index": lambda v: -1 <= v < positions,
               "stored_bytes": lambda v: 0 <= v < 1 << 48}
     optional = {"seconds": lambda v: _is_number(v) and v >= 0, "endless": lambda v: _is_int(v) and 0 <= v <= positions,

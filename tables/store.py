@@ -39,8 +39,7 @@ from sqlitedict import SqliteDict
 from ..solver.contract import Game
 from ..solver.errors import BadParameters, BadPosition, quote
 from ..solver.games import GAMES, make_game
-from ..solver.search import SIDE_BIT, discs_of
-from ..solver.values import decode
+from .layout import layout_of
 from .format import (BLOCK_RECORDS, FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES, TABLE_NAME,
                      CorruptTable, DiskFull, ForeignTable, NotInTable, OutdatedTable, TableBusy,
                      TableClosed, TableError, TableIOError, TableMismatch, TableMissing,
@@ -277,12 +276,6 @@ def _rebuild_hint(path: str, meta: dict) -> str:
     return f"`sowsolve solve {options} --table {path} --force`"
 
 
-def _max_keyed_tier(game: Game, tier: int) -> int:
-    """Most positions a keyed tier can hold: every spread of its discs, either side to move."""
-    cells = game.ncells
-    return 2 * math.comb(tier + cells - 1, cells - 1)
-
-
 def _check_game(meta: dict, path: str) -> Game:
     """The game the metadata names, with tiers, sizes and solved tiers that are the game's."""
     def corrupt(what: str) -> CorruptTable:
@@ -296,35 +289,12 @@ def _check_game(meta: dict, path: str) -> Game:
         raise corrupt(f"it names a board sowsolve cannot build ({exc})") from None
     if game.parameters() != meta["parameters"]:
         raise corrupt("its parameters are not those of the board they describe")
-    if meta["indexing"] != game.indexing:
+    layout = layout_of(game)
+    if meta["indexing"] != layout.name:
         raise corrupt(f"its indexing {meta['indexing']!r} is not that of {game.describe()} "
-                      f"({game.indexing!r})")
-    tiers, sizes, solved = meta["tiers"], meta["tier_sizes"], meta["solved_tiers"]
-    if game.indexing == "dense":
-        order = list(game.tiers())
-        if tiers != order:
-            raise corrupt(f"its tier list is not that of {game.describe()}")
-        if set(sizes) != {str(t) for t in order}:
-            raise corrupt("its tier sizes do not name the game's tiers")
-        for t in order:
-            if sizes[str(t)] != game.tier_size(t):
-                raise corrupt(f"it gives tier {t} {sizes[str(t)]} positions; the game has "
-                              f"{game.tier_size(t)}")
-        if solved != order[:len(solved)]:
-            raise corrupt("its solved tiers are not the first tiers in solving order")
-    else:
-        if not getattr(game.kernel(), "keyable", False):
-            raise corrupt(f"positions of {game.describe()} do not pack into keys")
-        if any(not 1 <= t <= game.ncells for t in tiers) or tiers != sorted(set(tiers)):
-            raise corrupt("its tier list is not valid for the board")
-        if set(sizes) != {str(t) for t in tiers}:
-            raise corrupt("its tier sizes do not name its tiers")
-        for t in tiers:
-            if not 1 <= sizes[str(t)] <= _max_keyed_tier(game, t):
-                raise corrupt(f"it gives tier {t} {sizes[str(t)]} positions, more than the board "
-                              f"has (or none)")
-        if not set(solved) <= set(tiers):
-            raise corrupt("it marks tiers solved that it does not hold")
+                      f"({layout.name!r})")
+    layout.check_meta(game, meta, corrupt)
+    tiers, solved = meta["tiers"], meta["solved_tiers"]
     if meta["finished"] and sorted(solved) != sorted(tiers):
         raise corrupt("it is marked finished but not every tier is solved")
     return game
@@ -365,7 +335,7 @@ class _TableFile:
         self.game: Game = _check_game(meta, self.path)
         self.meta = meta
         self.ident = identity(meta["game"], meta["parameters"])
-        self.keyed = meta["indexing"] == "keys"
+        self.layout = layout_of(self.game)
         self.block_records = meta["block_records"]
         self._solved = set(meta["solved_tiers"])
         self._summaries: dict[int, dict] = {}
@@ -377,8 +347,7 @@ class _TableFile:
         present = {row[0] for row in self._db.conn._run(f'SELECT key FROM "{TABLE_NAME}"')}
         for tier in sorted(self._solved):
             wanted = [tier_key(tier)] + [block_key(tier, b) for b in range(self.blocks_of(tier))]
-            if self.keyed:
-                wanted += [keys_key(tier, b) for b in range(self.blocks_of(tier))]
+            wanted += self.layout.entries(self, tier)
             missing = [key for key in wanted if key not in present]
             if missing:
                 raise CorruptTable(f"{self.path} is corrupt: tier {tier} is marked solved but "
@@ -418,7 +387,7 @@ class _TableFile:
         try:
             info = open_json(raw, f"summary of tier {tier}", summary_context(self.ident, tier))
             check_summary_fields(info, label, self.tier_size(tier),
-                                 self.game.value_kind == "margin", blocks if self.keyed else None)
+                                 self.game.value_kind.max_remoteness, self.layout.key_blocks(self, tier))
         except CorruptTable as exc:
             raise CorruptTable(f"{self.path} is corrupt: {exc}") from None
         self._summaries[tier] = info
@@ -458,15 +427,7 @@ class _TableFile:
 
 def _check_records(game: Game, tier: int, block: int, records: np.ndarray) -> None:
     """Every record of a solved tier holds a value the game can have there."""
-    if game.value_kind == "margin":
-        stones = game.tier_stones(tier) if hasattr(game, "tier_stones") else 127
-        margins = (records & 0xFF).astype(np.int16) - 128
-        bad = (records == 0) | (np.abs(margins) > stones)
-    else:
-        bad = (records & 3) == 0
-        if not game.can_draw:
-            bad |= (records & 3) == 2
-    if bad.any():
+    if game.value_kind.invalid(game, tier, records).any():
         raise CorruptTable(f"block {block} of tier {tier} holds a record no position can have")
 
 
@@ -479,8 +440,7 @@ def _check_keys(game: Game, tier: int, block: int, keys: np.ndarray, first_keys:
         raise CorruptTable(f"{where} disagree with the tier's block index")
     if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
         raise CorruptTable(f"{where} are not strictly increasing")
-    body = keys & ~SIDE_BIT
-    if not bool(np.all(discs_of(keys) == tier)) or bool(np.any(body >> np.uint64(tier + game.ncells))):
+    if not game.keys_fit(tier, keys):
         raise CorruptTable(f"{where} hold positions that are not packings of {tier} discs")
 
 
@@ -568,14 +528,7 @@ class Table(_TableFile):
         """Positions stored at indices start..stop-1 of a tier."""
         if not 0 <= start <= stop <= self.tier_size(tier):
             raise IndexError(f"indices {start}..{stop} are outside tier {tier}")
-        if not self.keyed:
-            return self.game.stored_positions(tier, start, stop)
-        positions = []
-        for b in range(start // self.block_records, -(-stop // self.block_records)):
-            first = b * self.block_records
-            keys = self.block(tier, b, keys=True)[max(start - first, 0):stop - first]
-            positions.extend(self.game.position_of_key(int(k)) for k in keys)
-        return positions
+        return self.layout.stored_positions(self, tier, start, stop)
 
     # --- probing ---------------------------------------------------------------------------
     def _position(self, position):
@@ -590,33 +543,15 @@ class Table(_TableFile):
 
     def locate(self, position) -> tuple[int, int]:
         """(tier, index) of a position's record; NotInTable where a keyed table lacks it."""
+        def bad_position() -> BadPosition:
+            return BadPosition(f"{quote(repr(position), 60)} is not a position of "
+                               f"{self.game.describe()}")
         try:
-            where = self.game.key(position) if self.keyed else self.game.locate(position)
+            return self.layout.locate(self, position, bad_position)
         except (ValueError, TypeError, IndexError, AttributeError) as exc:
-            if isinstance(exc, (BadPosition, BadParameters)):
+            if isinstance(exc, (BadPosition, BadParameters, TableError)):
                 raise
-            raise BadPosition(f"{quote(repr(position), 60)} is not a position of "
-                              f"{self.game.describe()}") from None
-        if not self.keyed:
-            tier, index = where
-            if tier not in self._solved:
-                if str(tier) in self.meta["tier_sizes"]:
-                    raise UnfinishedTable(f"tier {tier} of {self.path} is not solved yet")
-                raise BadPosition(f"{quote(repr(position), 60)} is not a position of "
-                                  f"{self.game.describe()}")
-            return tier, index
-        tier, key = where
-        if tier not in self._solved:
-            raise self._not_in_table(position)
-        first_keys = self.tier_info(tier)["first_keys"]
-        block = bisect.bisect_right(first_keys, key) - 1
-        keys = self.block(tier, max(block, 0), keys=True)   # checks the block index too
-        if block < 0:
-            raise self._not_in_table(position)
-        offset = int(np.searchsorted(keys, np.uint64(key)))
-        if offset == keys.size or int(keys[offset]) != key:
-            raise self._not_in_table(position)
-        return tier, block * self.block_records + offset
+            raise bad_position() from None
 
     def _not_in_table(self, position) -> "NotInTable":
         return NotInTable(f"{self.game.format_position(position)} is not in {self.path}: it cannot "
@@ -630,7 +565,7 @@ class Table(_TableFile):
     def probe(self, position):
         """Value of a position (object or text): a Value (win/loss games) or a Margin (score
         games); raises BadPosition / NotInTable / TableError."""
-        return decode(self.game.value_kind, self.record(position))
+        return self.game.value_kind.decode(self.record(position))
 
     __getitem__ = probe
 
@@ -657,7 +592,7 @@ class Table(_TableFile):
         A keyed table answers a position it does not hold by a search from it (up to
         `max_search` positions)."""
         from ..solver.search import DEFAULT_MAX_POSITIONS
-        from .analysis import query
+        from .query import query
         position = self._position(position)
         text = position if isinstance(position, str) else self.game.format_position(position)
         return dict(query(self, text, max_search or DEFAULT_MAX_POSITIONS), table=self.path)
@@ -767,8 +702,8 @@ class TableWriter(_TableFile):
 
     def _new_meta(self) -> dict:
         game = self.game
-        keyed = game.indexing == "keys"
-        tiers = [] if keyed else list(game.tiers())   # a search finds its tiers
+        layout = layout_of(game)
+        tiers = layout.new_tiers(game)
         return {
             "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
             "game": game.name, "parameters": game.parameters(),
@@ -777,7 +712,7 @@ class TableWriter(_TableFile):
             "tiers": tiers,
             "tier_sizes": {str(t): game.tier_size(t) for t in tiers},
             "block_records": BLOCK_RECORDS,
-            "indexing": game.indexing,
+            "indexing": layout.name,
             "solved_tiers": [], "finished": False,
             "software": {"sowsolve": _version()},
             "created": _now(),

@@ -4,21 +4,22 @@ import pathlib
 import pytest
 
 from sowsolve.solver.games import make_game
-from sowsolve.solver.search import solve
 from sowsolve.tables.store import TableWriter
 
-DATA = pathlib.Path(__file__).parent / "data"
+VECTORS = pathlib.Path(__file__).parent / "vectors"
 
 
-def load_vectors(name: str) -> dict:
-    return json.loads((DATA / name).read_text())
+def vectors(game: str) -> dict:
+    """The vector file of a registered game (its format: tests/vectors/README.md)."""
+    return json.loads((VECTORS / f"{game}.json").read_text())
 
 
-def solve_to(path, name: str, cols: int | None = None, stones: int | None = None,
-             size: str | None = None):
-    game = make_game(name, cols=cols, stones=stones, size=size)
+def solve_to(path, name: str, **parameters):
+    """Solve the game `name` on the board its parameters (keywords, as the game declares them:
+    cols=4, stones=2, size="3x3") describe into a finished table at `path`."""
+    game = make_game(name, **parameters)
     writer = TableWriter(str(path), game)
-    solve(game, writer, threads=2)
+    game.solver.solve(game, writer, threads=2)
     writer.finish({})
     writer.close()
     return game
@@ -27,5 +28,5 @@ def solve_to(path, name: str, cols: int | None = None, stones: int | None = None
 @pytest.fixture(scope="session")
 def table_2x4_k2(tmp_path_factory):
     path = tmp_path_factory.mktemp("tables") / "d-2x4-k2.sqlite"
-    solve_to(path, "diffusion", 4, 2)
+    solve_to(path, "diffusion", cols=4, stones=2)
     return str(path)

@@ -14,7 +14,7 @@ from typer import _click as click
 from typer.testing import CliRunner
 
 from sowsolve.cli.app import app
-from sowsolve.tables import analysis
+from sowsolve.tables import report as reports, verify
 
 runner = CliRunner()
 COMMANDS = sorted(typer.main.get_command(app).commands)
@@ -138,7 +138,7 @@ def test_a_failing_check_ends_with_its_report_only(monkeypatch, table_2x4_k2):
         return {"table": table.path, "tiers": 1, "blocks": 1, "positions_verified": 1,
                 "full": full, "failures": ["X: stored win, its children give loss"],
                 "failure_count": 1}
-    monkeypatch.setattr(analysis, "check_table", failing)
+    monkeypatch.setattr(verify, "check_table", failing)
     result = run("check", "--table", table_2x4_k2)
     assert result.exit_code == 1
     assert "1 FAILURES" in result.stdout and result.stderr == ""
@@ -179,7 +179,7 @@ def test_bad_numbers_and_texts_get_one_sentence(tmp_path, table_2x4_k2, args, fr
 def test_an_unexpected_error_is_one_sentence(monkeypatch, table_2x4_k2):
     def broken(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
-    monkeypatch.setattr(analysis, "info", broken)
+    monkeypatch.setattr(reports, "info", broken)
     monkeypatch.delenv("SOWSOLVE_TRACEBACK", raising=False)
     result = run("info", "--table", table_2x4_k2)
     assert result.exit_code == 1 and "Traceback" not in result.output

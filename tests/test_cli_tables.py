@@ -29,7 +29,7 @@ def tables_dir(tmp_path_factory, table_2x4_k2):
     directory = tmp_path_factory.mktemp("tables") / "sowsolve-tables"
     directory.mkdir()
     shutil.copy(table_2x4_k2, directory / "diffusion-cols4-stones2.sqlite")
-    solve_to(directory / "zigzag-cols2-stones2.sqlite", "zigzag", 2, 2)
+    solve_to(directory / "zigzag-cols2-stones2.sqlite", "zigzag", cols=2, stones=2)
     solve_to(directory / "overflow-size3x3.sqlite", "overflow", size="3x3")
     return directory
 

@@ -1,26 +1,31 @@
-"""One test per rule clause of RULES.md section 1, on the reference rules and the kernel."""
+"""One test per rule clause of RULES.md section 1, on the reference rules and the kernel; the
+Diffusion vector files' solved values against a count of boards and a brute force."""
+import sys
+
 import pytest
 
-from conftest import load_vectors
+from conftest import vectors
+from test_solver_bruteforce import brute_force
 from sowsolve.solver.errors import BadMove, BadParameters, BadPosition
 from sowsolve.solver.games import make_game
 from sowsolve.solver.games.diffusion import Position
 
-VECTORS = load_vectors("diffusion_vectors.json")
+VARIANTS = ("diffusion", "diffusion-v2")
 STANDARD = make_game("diffusion", cols=6, stones=4)
 
 
-@pytest.mark.parametrize("vector", VECTORS["moves"], ids=lambda v: v["name"])
-def test_move_vectors_of_the_rule_sheet(vector):
-    for variant in ("diffusion", "diffusion-v2"):
-        game = make_game(variant, cols=6, stones=4)
-        position = game.parse_position(vector["before"] + " A")
-        pit = game.parse_move(position, vector["move"])
-        board, lost = game.sow(position.board, pit)
-        assert game.format_position(Position(board, "B")) == vector["after"] + " B"
-        assert lost == vector["to_stores"]
-        kernel_moves = {p: (child, l) for p, child, l in game.kernel().moves(position.board)}
-        assert kernel_moves[pit] == (board, lost)
+@pytest.mark.parametrize("variant, vector", [(variant, vector) for variant in VARIANTS
+                                             for vector in vectors(variant)["moves"]],
+                         ids=lambda v: v if isinstance(v, str) else v["name"])
+def test_move_vectors_of_the_rule_sheet(variant, vector):
+    game = make_game(variant, **vector["parameters"])
+    position = game.parse_position(vector["position"])
+    pit = game.parse_move(position, vector["move"])
+    board, lost = game.sow(position.board, pit)
+    assert game.format_position(Position(board, {"A": "B", "B": "A"}[position.side])) == vector["after"]
+    assert lost == vector["extra"]["to_stores"]
+    kernel_moves = {p: (child, l) for p, child, l in game.kernel().moves(position.board)}
+    assert kernel_moves[pit] == (board, lost)
 
 
 def test_pit_names_run_counterclockwise_from_the_top_right():
@@ -126,3 +131,54 @@ def test_bad_parameters_are_refused(name, cols, stones, fragment):
 
 def test_v2_allows_odd_columns():
     assert make_game("diffusion-v2", cols=3, stones=2).max_stones == 12
+
+
+SOLVED = [pytest.param(variant, entry, id="{}-2x{cols}-k{stones}-{}".format(
+              variant, entry["position"] or "start", **entry["parameters"]))
+          for variant in VARIANTS for entry in vectors(variant)["solved"]]
+
+
+def boards_holding(pits: int, most: int) -> int:
+    """Boards of `pits` pits of 0..5 stones holding 1..most stones: a table's positions per side."""
+    ways = [1] + [0] * most                 # ways[s]: fillings of the pits so far with s stones
+    for _ in range(pits):
+        ways = [sum(ways[s - x] for x in range(min(5, s) + 1)) for s in range(most + 1)]
+    return sum(ways[1:])
+
+
+@pytest.mark.parametrize("variant, entry", [p for p in SOLVED if "positions" in p.values[1]])
+def test_solved_vectors_count_the_boards(variant, entry):
+    cols, stones = entry["parameters"]["cols"], entry["parameters"]["stones"]
+    assert entry["positions"] == boards_holding(2 * cols, 2 * cols * stones)
+
+
+def pits_and_side(text: str) -> tuple[tuple[int, ...], str]:
+    rows, side = text.split()
+    return tuple(int(c) for c in rows.replace("/", "")), side
+
+
+@pytest.mark.parametrize("variant, entry", [p for p in SOLVED
+                                             if p.values[1].get("positions", 10**9) <= 50_000])
+def test_small_solved_vectors_equal_brute_force(variant, entry):
+    """The small boards' values in the vector files, by the brute force of
+    test_solver_bruteforce.py (written from the rule text): value, remoteness, best moves."""
+    sys.setrecursionlimit(20000)
+    game = make_game(variant, **entry["parameters"])
+    value = brute_force(entry["parameters"]["cols"], 1 if variant == "diffusion" else 2)
+    position = game.initial() if entry["position"] is None else game.parse_position(entry["position"])
+    assert value(*pits_and_side(game.format_position(position))) == (entry["value"], entry["remoteness"])
+    moves = {}
+    for move in game.legal_moves(position):
+        child, plies = value(*pits_and_side(game.format_position(game.play(position, move))))
+        moves[game.format_move(move)] = ("win" if child == "loss" else "loss", plies + 1)
+    keeping = {move: plies for move, (v, plies) in moves.items() if v == entry["value"]}
+    fastest = (min if entry["value"] == "win" else max)(keeping.values())
+    if "best" in entry:
+        assert sorted(entry["best"]) == sorted(m for m, plies in keeping.items() if plies == fastest)
+    if "winning_moves" in entry:
+        assert entry["winning_moves"] == sum(v == "win" for v, _ in moves.values())
+    if "legal_moves" in entry:
+        assert entry["legal_moves"] == len(moves)
+    for move, expected in entry.get("moves", {}).items():
+        found = dict(zip(("value", "remoteness"), moves[move]))
+        assert {key: found[key] for key in expected} == expected, move

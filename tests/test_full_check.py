@@ -5,7 +5,7 @@ import pytest
 
 from conftest import solve_to
 from sowsolve.tables import open_table
-from sowsolve.tables.analysis import check_table
+from sowsolve.tables.verify import check_table
 
 BOARDS = [("diffusion", 4, 1), ("diffusion-v2", 4, 1), ("diffusion", 4, 2), ("diffusion-v2", 4, 2),
           ("diffusion", 6, 1), ("diffusion-v2", 6, 1),
@@ -14,7 +14,7 @@ BOARDS = [("diffusion", 4, 1), ("diffusion-v2", 4, 1), ("diffusion", 4, 2), ("di
 
 @pytest.mark.parametrize("name, cols, stones", BOARDS)
 def test_full_check_of_a_solved_table(tmp_path, name, cols, stones):
-    game = solve_to(tmp_path / "t.sqlite", name, cols, stones)
+    game = solve_to(tmp_path / "t.sqlite", name, cols=cols, stones=stones)
     with open_table(tmp_path / "t.sqlite") as table:
         report = check_table(table, samples=200, full=True, seed=0)
         assert report["failures"] == []

@@ -150,7 +150,7 @@ DIFFUSION_6_1 = ["diffusion", "--cols", "6", "--stones", "1", "--threads", "2"]
 @pytest.fixture(scope="module")
 def reference_6_1(tmp_path_factory):
     path = tmp_path_factory.mktemp("ref") / "ref.sqlite"
-    solve_to(path, "diffusion", 6, 1)
+    solve_to(path, "diffusion", cols=6, stones=1)
     return path
 
 
@@ -282,7 +282,7 @@ def test_the_search_and_the_score_kernels_stop_when_asked():
     assert solver.positions == 0
     zigzag = make_game("zigzag", cols=4, stones=1)
     with pytest.raises(KeyboardInterrupt):      # 38,610 positions: the loop looks at the flag
-        kernels._zigzag.tier_graph(zigzag.kernel(), 8, 0, {}, stopped_control().words)
+        kernels.compiled("zigzag").tier_graph(zigzag.kernel(), 8, 0, {}, stopped_control().words)
     with pytest.raises(KeyboardInterrupt):
         kernels._scoresolve.solve_graph(_big_graph(), stopped_control().words)
 

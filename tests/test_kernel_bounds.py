@@ -51,10 +51,10 @@ def test_zigzag_tier_graph_checks_the_lower_tiers():
                          ({(-1, 1): np.ones(6, dtype=np.uint16)}, "no tier"),
                          ({(7, 1): np.ones(10, dtype=np.uint16)}, "holds 10 records")]:
         with pytest.raises(ValueError) as refused:
-            kernels.zigzag_tier_graph(kernel, 8, 0, lower)
+            kernels.compiled("zigzag").tier_graph(kernel, 8, 0, lower)
         assert words in one_sentence(refused)
     with pytest.raises(ValueError):
-        kernels.zigzag_tier_graph(kernel, 400, 0, {})
+        kernels.compiled("zigzag").tier_graph(kernel, 400, 0, {})
 
 
 def test_verify_keys_checks_its_arrays():

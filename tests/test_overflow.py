@@ -7,28 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import load_vectors
+from conftest import vectors
 from sowsolve.solver.errors import BadParameters, BadPosition
 from sowsolve.solver.games import make_game
 from sowsolve.solver.games.overflow import Position
 from sowsolve.solver.search import search
 from sowsolve.tables.store import open_table
 
-VECTORS = load_vectors("overflow_vectors.json")
-
-
-@pytest.mark.parametrize("size, count", VECTORS["start_moves"].items())
-def test_legal_moves_at_the_start(size, count):
-    game = make_game("overflow", size=size)
-    assert len(game.legal_moves(game.initial())) == count
-    assert game.perft(game.initial(), 1) == [count]
-
-
-@pytest.mark.parametrize("vector", VECTORS["perft"], ids=lambda v: v["size"])
-def test_perft_vectors(vector):
-    game = make_game("overflow", size=vector["size"])
-    assert game.perft(game.initial(), len(vector["counts"])) == vector["counts"]
-
+# The legal moves at the start and the perft counts of RULES.md are in tests/vectors/overflow.json,
+# checked by test_vectors.py.
 
 G44 = make_game("overflow", size="4x4")
 
@@ -166,6 +153,13 @@ def test_3x3_solve_equals_plain_minimax(tmp_path):
                 assert tuple(table.probe(position)) == minimax(position), game.format_position(position)
                 count += 1
         assert count == sum(table.tier_size(t) for t in table.tiers)
+    # the 3x3 start value of tests/vectors/overflow.json, by the same minimax
+    entry = next(e for e in vectors("overflow")["solved"] if e["parameters"] == {"size": "3x3"})
+    start = game.initial() if entry["position"] is None else game.parse_position(entry["position"])
+    children = [minimax(game.play(start, move)) for move in game.legal_moves(start)]
+    assert (entry["value"], entry["remoteness"]) == minimax(start)
+    assert entry["winning_moves"] == sum(value == "loss" for value, _ in children)
+    assert entry["legal_moves"] == len(children)
 
 
 def test_search_answers_positions_beyond_the_table():

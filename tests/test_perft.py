@@ -1,17 +1,8 @@
-"""Perft: the kernel reproduces RULES.md and agrees with a plain Python count."""
+"""Perft: the Diffusion kernel agrees with a plain Python count (the perft counts of RULES.md
+are in tests/vectors/, checked by test_vectors.py)."""
 import pytest
 
-from conftest import load_vectors
 from sowsolve.solver.games import make_game
-
-VECTORS = load_vectors("diffusion_vectors.json")["perft"]
-
-
-@pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v["game"])
-def test_perft_vectors(vector):
-    game = make_game(vector["game"], cols=vector["cols"], stones=vector["stones"])
-    start = game.initial() if vector["position"] is None else game.parse_position(vector["position"])
-    assert game.kernel().perft(start.board, len(vector["counts"])) == vector["counts"]
 
 
 def python_perft(game, position, depth):

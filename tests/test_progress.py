@@ -148,7 +148,7 @@ def test_one_bar_follows_a_zigzag_solve(quick_polls):
     # the graph kernel counts each position of its tier once
     control = kernels.Control()
     lower = {divmod(t, 3): store.tiers[t] for t in game.tier_dependencies(8 * 3)}
-    graph = kernels._zigzag.tier_graph(game.kernel(), 8, 0, lower, control.words)
+    graph = kernels.compiled("zigzag").tier_graph(game.kernel(), 8, 0, lower, control.words)
     assert control.done == comb(8 + 7, 7) * 6 == graph["side"].size
 
 

@@ -53,7 +53,7 @@ def brute_force(cols: int, variant: int):
 ])
 def test_every_stored_value_equals_brute_force(tmp_path, name, cols, stones):
     sys.setrecursionlimit(20000)
-    game = solve_to(tmp_path / "t.sqlite", name, cols, stones)
+    game = solve_to(tmp_path / "t.sqlite", name, cols=cols, stones=stones)
     minimax = brute_force(cols, 1 if name == "diffusion" else 2)
     compared = 0
     with open_table(tmp_path / "t.sqlite") as table:

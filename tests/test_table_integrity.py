@@ -22,8 +22,7 @@ from conftest import solve_to
 from sowsolve.cli.app import app
 from sowsolve.solver.errors import BadPosition
 from sowsolve.solver.games import make_game
-from sowsolve.solver.retrograde import summarize
-from sowsolve.solver.values import summarize_margins
+from sowsolve.solver.values import MARGIN, WIN_LOSS
 from sowsolve.tables import format as fmt
 from sowsolve.tables.format import (CorruptTable, ForeignTable, OutdatedTable, TableBusy,
                                     TableClosed, TableError, TableMismatch)
@@ -180,7 +179,7 @@ def shrink_lower_tier(path):
     meta["finished"] = False
     meta["solved_tiers"] = meta["solved_tiers"][:4]
     put_block(path, meta, 2, 0, records)
-    put_summary(path, meta, 2, dict(summary_of(path, 2), **summarize(records)))
+    put_summary(path, meta, 2, dict(summary_of(path, 2), **WIN_LOSS.summarize(records)))
     put_meta(path, meta)
 
 
@@ -202,7 +201,7 @@ def add_zigzag_tier(path):
     meta["solved_tiers"].append(extra)
     meta["tier_sizes"][str(extra)] = 6
     put_block(path, meta, extra, 0, records)
-    put_summary(path, meta, extra, dict(summarize_margins(records), stored_bytes=10))
+    put_summary(path, meta, extra, dict(MARGIN.summarize(records), stored_bytes=10))
     put_meta(path, meta)
 
 
@@ -553,7 +552,7 @@ def test_bombs_are_corrupt_in_bounded_memory(tmp_path_factory):
     256 MB: each is reported as corrupt and the reader's memory stays small."""
     directory = tmp_path_factory.mktemp("bomb")
     source = directory / "d.sqlite"
-    solve_to(source, "diffusion", 4, 3)
+    solve_to(source, "diffusion", cols=4, stones=3)
     meta = meta_of(source)
     tier = next(t for t in meta["tiers"] if meta["tier_sizes"][str(t)] >= meta["block_records"])
     expected = 2 * meta["block_records"]
@@ -610,7 +609,7 @@ def _mount_tmpfs(directory, size) -> bool:
 
 def test_disk_full_during_a_solve_is_one_sentence_and_resumes(tmp_path, tmp_path_factory):
     reference = tmp_path_factory.mktemp("ref") / "ref.sqlite"
-    solve_to(reference, "diffusion", 4, 3)
+    solve_to(reference, "diffusion", cols=4, stones=3)
     full = tmp_path / "full"
     mounted = _mount_tmpfs(full, "160k")
     try:
@@ -778,9 +777,9 @@ def test_corrupt_pages_are_one_sentence_and_nothing_is_logged(tmp_path, table_2x
 HOLDER = textwrap.dedent("""
     import sys
     from sowsolve.solver.games import make_game
-    from sowsolve.solver.search import solve
     from sowsolve.tables.store import TableWriter
     game = make_game("diffusion", cols=4, stones=2)
+    solve = game.solver.solve
     writer = TableWriter(sys.argv[1], game)
     print("holding", flush=True)
     sys.stdin.readline()

@@ -127,6 +127,6 @@ def test_a_table_of_another_board_is_not_overwritten(tmp_path, table_2x4_k2):
 
 
 def test_tables_stay_under_one_byte_per_position(tmp_path):
-    game = solve_to(tmp_path / "t.sqlite", "diffusion-v2", 4, 3)
+    game = solve_to(tmp_path / "t.sqlite", "diffusion-v2", cols=4, stones=3)
     positions = sum(game.tier_size(t) for t in game.tiers())
     assert os.path.getsize(tmp_path / "t.sqlite") < positions

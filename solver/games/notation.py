@@ -68,3 +68,20 @@ def check_side(text: str, side: str, sides: Sequence[str]) -> str:
         raise BadPosition(f"position {quote(text)}: side to move must be {' or '.join(sides)}, "
                           f"not {quote(side)}")
     return side
+
+
+def count_rows(grid: str) -> list[list[int]] | None:
+    """The rows of a grid field ('2222/2222', '10,2/3,4') as counts when it has two or more
+    rows of the same length, else None: the shape of a position's text, judged before any
+    board's own parse says what is wrong with it (how a position finds its game and table)."""
+    if "/" not in grid or len(grid) > MAX_POSITION_TEXT:
+        return None
+    rows = []
+    for row in grid.split("/"):
+        cells = row.split(",") if "," in row else list(row)
+        if not cells or not all(c.isascii() and c.isdigit() for c in cells):
+            return None
+        rows.append([int(c) for c in cells])
+    if len({len(row) for row in rows}) != 1:
+        return None
+    return rows

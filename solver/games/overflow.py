@@ -7,18 +7,24 @@ module is the readable reference; the kernel (cext/overflow.pyx) must agree with
 from __future__ import annotations
 
 import functools
-import re
+import math
 import string
 from typing import NamedTuple
 
-from ..contract import Game
+import numpy as np
+
+from ..contract import Game, Rates
+from ..kernels import compiled
 from ..errors import BadMove, BadParameters, BadPosition, quote
-from .notation import check_side, format_grid, parse_grid, split_fields
+from ..params import GRID, Parameter
+from .notation import check_side, count_rows, format_grid, parse_grid, split_fields
 
 # (file step, rank step): E, NE, N, NW, W, SW, S, SE
 DIRECTIONS = [(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]
 MAX_CELLS = 64
 MAX_SOLVE_CELLS = 31      # a position packs into 64 bits: one bit per cell and per disc, plus side
+SIDE_BIT = np.uint64(1 << 63)   # of a packed position (cext/overflow.pyx): Dark to move
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
 class Position(NamedTuple):
@@ -26,25 +32,49 @@ class Position(NamedTuple):
     side: str            # 'L' or 'D'
 
 
-def parse_size(text: str) -> tuple[int, int]:
-    """'RxC' (ranks x files) -> (rows, cols); BadParameters when it is not a board size."""
-    match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", str(text))
-    if not match:
-        raise BadParameters(f"--size must look like 4x4 (ranks x files), not {quote(text)}")
-    rows, cols = int(match.group(1)), int(match.group(2))
-    if not (2 <= rows <= 8 and 2 <= cols <= 8):
-        raise BadParameters(f"--size {text}: ranks and files must each be from 2 to 8")
-    return rows, cols
-
-
 class Overflow(Game):
     """Overflow on `rows` ranks of `cols` files, one disc per cell at the start."""
     name = "overflow"
-    indexing = "keys"
-    method = "search"
+    # `/usr/bin/time sowsolve solve overflow --size 4x4` (README): 61,571,886 positions in 267 s
+    # (0.23 million positions/s), peak 3.45 GB (56 bytes per position: the transposition table
+    # of 10-byte entries at most half full, doubled while it grows, and the sorted results),
+    # table 36 MB (0.59 bytes/position; 3x4: 0.64)
+    rates = Rates(positions_per_second=0.23e6, threads=1, table_bytes_per_position=0.65,
+                  memory_bytes_per_position=56)
+    #: positions reachable from the start (README), by board
+    REACHABLE = {"3x3": 6_742, "3x4": 674_116, "4x3": 674_116, "4x4": 61_571_886}
+    #: boards beyond the largest solved one reach far more positions than --max-positions admits:
+    #: new canonical positions per ply on 5x5 grow by 54, 36, 24, 17 over plies 1-5 (README,
+    #: `python bench/bench_overflow.py --growth-size 5x5 --growth-plies 5`), 10^10..10^11 in all
+    LARGEST_SOLVED_CELLS = 16
     can_draw = False          # every move lowers (discs, occupied cells); every end has a winner
     storage_note = ("every position reachable from the start, one per class of board symmetries; "
                     "others are answered by search")
+
+    # --- what the registry and the command line know of the game (solver/games/__init__.py)
+    family = "Overflow"
+    position_example = "111/111/111 L"
+    parameters_spec = (Parameter("size", "6x6", range(2, 9), "ranks x files", kind=GRID),)
+
+    @classmethod
+    def from_parameters(cls, size: tuple[int, int]) -> "Overflow":
+        rows, cols = size
+        return cls(rows=rows, cols=cols)
+
+    @classmethod
+    def looks_like(cls, text: str) -> bool:
+        fields = str(text).split()
+        return len(fields) > 1 and fields[1] in ("L", "D")
+
+    @classmethod
+    def boards_for_text(cls, text: str) -> list[dict]:
+        """Rows of counts and L or D: the board of that many ranks and files."""
+        fields = str(text).split()
+        rows = count_rows(fields[0]) if len(fields) == 2 and cls.looks_like(text) else None
+        return [] if rows is None else [{"size": f"{len(rows)}x{len(rows[0])}"}]
+
+    def table_phrase(self) -> str:
+        return f"an {self.family} table of {self.rows}x{self.cols}"
 
     def __init__(self, rows: int = 4, cols: int = 4):
         for what, n in (("ranks", rows), ("files", cols)):
@@ -198,8 +228,7 @@ class Overflow(Game):
     # --- search layer -----------------------------------------------------------------
     def kernel(self):
         if self._kernel is None:
-            from ..kernels import overflow_kernel
-            self._kernel = overflow_kernel(self.rows, self.cols)
+            self._kernel = compiled("overflow").OverflowKernel(self.rows, self.cols)
         return self._kernel
 
     def _other(self, side: str) -> str:
@@ -216,6 +245,35 @@ class Overflow(Game):
     def position_of_key(self, key: int) -> Position:
         heights, side = self.kernel().unpack(int(key))
         return Position(heights, "LD"[side])
+
+    # A packed position is unary: each occupied cell's height as that many one-bits followed
+    # by a zero, cell after cell, below the side bit; so a key's discs are its one-bits.
+    def tiers_of_keys(self, keys: np.ndarray) -> np.ndarray:
+        """Discs (one-bits of the unary packing, side bit excluded) of each packed position."""
+        octets = (keys & ~SIDE_BIT).astype("<u8").view(np.uint8).reshape(-1, 8)
+        return _POPCOUNT[octets].sum(axis=1, dtype=np.int64)
+
+    def keys_fit(self, tier: int, keys: np.ndarray) -> bool:
+        """Packings of `tier` discs: that many one-bits among the low tier + cells bits."""
+        body = keys & ~SIDE_BIT
+        return bool(np.all(self.tiers_of_keys(keys) == tier)) and not bool(
+            np.any(body >> np.uint64(tier + self.ncells)))
+
+    def keyed_tier_bound(self, tier: int) -> int:
+        """Every spread of `tier` discs over the cells, either side to move."""
+        return 2 * math.comb(tier + self.ncells - 1, self.ncells - 1)
+
+    def keyed_tier_possible(self, tier: int) -> bool:
+        return 1 <= tier <= self.ncells
+
+    def reachable_positions(self) -> int | None:
+        return self.REACHABLE.get(f"{self.rows}x{self.cols}")
+
+    def beyond_measured(self) -> str | None:
+        if self.ncells <= self.LARGEST_SOLVED_CELLS:
+            return None
+        return (f"boards beyond {self.LARGEST_SOLVED_CELLS} cells reach billions "
+                f"(5x5: about 10^10 to 10^11)")
 
     def perft(self, position: Position, depth: int) -> list[int]:
         return self.kernel().perft(position.heights, depth)

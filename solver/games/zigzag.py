@@ -7,13 +7,20 @@ the kernel (cext/zigzag.pyx) must agree with it move for move.
 """
 from __future__ import annotations
 
+import math
+import re
 import string
 from typing import NamedTuple
 
-from ..contract import Game
+from ..contract import Game, Rates
+from ..kernels import compiled, run_stoppable
+from ..values import MARGIN
 from ..errors import BadMove, BadParameters, BadPosition, quote
-from .notation import check_side, format_grid, parse_grid, parse_pit_move, split_fields
+from ..params import Parameter
+from .notation import (check_side, count_rows, format_grid, parse_grid, parse_pit_move,
+                       split_fields)
 
+_zigzag = compiled("zigzag")
 MAX_COLS = 8
 MAX_STONES = 9
 
@@ -35,10 +42,44 @@ class Turn(NamedTuple):
 class ZigZag(Game):
     """Zig Zag on 2 rows of `cols` pits (cols even) with `stones` seeds per pit at the start."""
     name = "zigzag"
-    method = "score-tiers"
-    value_kind = "margin"
+    # `python bench/bench_zigzag.py --board 4:2 --board 4:3` (one core; the solver uses one):
+    # 2.0 million positions/s on 2x4 K=3 (3.3 on K=2); peak memory about 150 bytes per position
+    # of the largest tier (its move graph with numpy temporaries) plus the records of the lower
+    # tiers; table 0.25 (K=3) to 0.33 (K=2) bytes/position
+    rates = Rates(positions_per_second=2.0e6, threads=1, table_bytes_per_position=0.33,
+                  memory_bytes_per_position=150)
+    value_kind = MARGIN
     storage_note = ("every board of up to the start's seeds, both sides to move, every ko and last "
                     "capturer; values are margins for the side to move")
+
+    # --- what the registry and the command line know of the game (solver/games/__init__.py)
+    family = "Zig Zag"
+    position_example = "5555/5555 p - -"
+    parameters_spec = (
+        Parameter("cols", 6, range(2, MAX_COLS + 1, 2), "pits per row"),
+        Parameter("stones", 5, range(1, MAX_STONES + 1), "seeds per pit at the start"),
+    )
+
+    @classmethod
+    def looks_like(cls, text: str) -> bool:
+        fields = str(text).split()
+        return len(fields) > 1 and fields[1] in ("P", "p")
+
+    @classmethod
+    def boards_for_text(cls, text: str) -> list[dict]:
+        """Two rows of counts, P or p, ko and last capturer: its width, with every seeds-per-pit
+        count whose start holds at least the text's seeds."""
+        fields = str(text).split()
+        rows = count_rows(fields[0]) if len(fields) == 4 and cls.looks_like(text) else None
+        if rows is None or len(rows) != 2:
+            return []
+        least = math.ceil(sum(map(sum, rows)) / (2 * len(rows[0])))
+        return [{"cols": len(rows[0]), "stones": k} for k in cls.parameters_spec[1].values
+                if k >= least]
+
+    def table_phrase(self) -> str:
+        return (f"a {self.family} table of 2x{self.cols} with at least {self.stones} seeds "
+                f"per pit")
 
     def __init__(self, cols: int = 6, stones: int = 5):
         if isinstance(cols, bool) or not isinstance(cols, int) or not 2 <= cols <= MAX_COLS or cols % 2:
@@ -167,6 +208,10 @@ class ZigZag(Game):
         margin = self.leftover_margin(position)
         return "win" if margin > 0 else "loss" if margin < 0 else "tie"
 
+    def side_index(self, position: Position) -> int:
+        """0 for P (the tier graph counts P's margin), 1 for p."""
+        return 0 if position.side == "P" else 1
+
     def leftover_margin(self, position: Position) -> int:
         """What the side to move gets when the game ends here: the seeds on the board go to the
         last capturer."""
@@ -174,6 +219,37 @@ class ZigZag(Game):
         if position.last is None:
             return 0
         return seeds if position.last == position.side else -seeds
+
+    def final_result(self, position: Position, stores: str, margin: int) -> dict:
+        """The end of the game from the stores already filled ("P,p", as typed after --stores)
+        and the margin the side to move secures from `position` on."""
+        match = re.fullmatch(r"\s*(\d{1,4})\s*,\s*(\d{1,4})\s*", stores)
+        if match is None:
+            raise BadParameters(f"--stores must be two counts, P's and p's, like 12,8; not "
+                                f"{quote(stores)}")
+        store_p, store_q = int(match.group(1)), int(match.group(2))
+        seeds = sum(position.board)
+        if store_p + store_q + seeds != self.total:
+            raise BadParameters(f"--stores {store_p},{store_q}: the stores and the board hold every "
+                                f"seed of the game, {self.total}; {store_p} + {store_q} in the "
+                                f"stores and {seeds} on the board make {store_p + store_q + seeds}")
+        if position.last is None and store_p + store_q:
+            raise BadParameters(f"--stores {store_p},{store_q}: the position says nobody has "
+                                f"captured yet (last capturer -), so both stores are empty")
+        if position.last is not None and (store_p if position.last == "P" else store_q) == 0:
+            raise BadParameters(f"--stores {store_p},{store_q}: the position says {position.last} "
+                                f"captured last, so {position.last}'s store cannot be empty")
+        own, other = (store_p, store_q) if position.side == "P" else (store_q, store_p)
+        difference = own - other + margin
+        result = {"side": position.side, "final_margin": difference,
+                  "result": "win" if difference > 0 else "loss" if difference < 0 else "tie"}
+        if (seeds + margin) % 2 == 0 and (position.last is not None or margin != 0):
+            # every seed on the board ends in a store: the last capturer takes what is left
+            gain_own, gain_other = (seeds + margin) // 2, (seeds - margin) // 2
+            finals = (own + gain_own, other + gain_other)
+            sides = ("P", "p") if position.side == "P" else ("p", "P")
+            result["final_stores"] = dict(zip(sides, finals))
+        return result
 
     def format_move(self, move: int) -> str:
         return self.pit_names[move]
@@ -210,9 +286,8 @@ class ZigZag(Game):
     # --- kernel -----------------------------------------------------------------------
     def kernel(self):
         if self._kernel is None:
-            from ..kernels import zigzag_kernel
-            self._kernel = zigzag_kernel(self.cols, self.circuit,
-                                         [self.first_orientation(p) for p in range(self.npits)])
+            self._kernel = _zigzag.ZigZagKernel(self.cols, self.circuit,
+                                                [self.first_orientation(p) for p in range(self.npits)])
         return self._kernel
 
     def kernel_moves(self, position: Position) -> list[tuple[int, Position]]:
@@ -236,8 +311,7 @@ class ZigZag(Game):
         return [seeds * 3 + c for seeds in range(self.total + 1) for c in range(3)]
 
     def tier_size(self, tier: int) -> int:
-        from ..kernels import zigzag_tier_size
-        return zigzag_tier_size(self.npits, tier // 3)
+        return _zigzag.tier_size(self.npits, tier // 3)
 
     def tier_dependencies(self, tier: int) -> list[int]:
         return [s * 3 + c for s in range(tier // 3) for c in (1, 2)]
@@ -251,20 +325,19 @@ class ZigZag(Game):
 
     def tier_graph(self, tier: int, lower: dict[int, object]) -> dict:
         seeds, c = divmod(tier, 3)
-        from ..kernels import zigzag_tier_graph
-        return zigzag_tier_graph(self.kernel(), seeds, c,
-                                 {divmod(t, 3): array for t, array in lower.items()})
+        kernel = self.kernel()
+        lower = {divmod(t, 3): array for t, array in lower.items()}
+        return run_stoppable(lambda words: _zigzag.tier_graph(kernel, seeds, c, lower, words),
+                             _zigzag.tier_size(self.npits, seeds))
 
     def locate(self, position: Position) -> tuple[int, int]:
-        from ..kernels import zigzag_rank
-        seeds, index = zigzag_rank(self.kernel(), position.board, 0 if position.side == "P" else 1,
-                                   position.ko)
+        seeds, index = _zigzag.rank(self.kernel(), position.board,
+                                    0 if position.side == "P" else 1, position.ko)
         return seeds * 3 + self.CAPTURERS.index(position.last), index
 
     def stored_positions(self, tier: int, start: int, stop: int) -> list[Position]:
         seeds, c = divmod(tier, 3)
-        from ..kernels import zigzag_unrank_range
-        boards, sides, kos = zigzag_unrank_range(self.kernel(), seeds, start, stop)
+        boards, sides, kos = _zigzag.unrank_range(self.kernel(), seeds, start, stop)
         last = self.CAPTURERS[c]
         return [Position(tuple(int(x) for x in b), "Pp"[s], None if k < 0 else int(k), last)
                 for b, s, k in zip(boards, sides, kos)]

@@ -1,0 +1,39 @@
+"""Types of the compiled Diffusion kernel (diffusion.pyx): move generation, ranking inside a
+tier (the stones on the board), un-moves and perft."""
+from typing import Final, Literal, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+#: the most columns a board of this kernel has
+MAX_COLS: Final[int]
+
+class DiffusionKernel:
+    """Kernel of one Diffusion board: owns the tables, hands out the GameKernel capsule."""
+
+    def __init__(self, cols: int, variant: int, max_tier: int,
+                 slots: Sequence[Sequence[int]], owner: Sequence[int]) -> None: ...
+    @property
+    def cols(self) -> int: ...
+    @property
+    def variant(self) -> int: ...
+    @property
+    def max_tier(self) -> int: ...
+    @property
+    def npits(self) -> int: ...
+    @property
+    def tier_sizes(self) -> npt.NDArray[np.int64]: ...
+    def capsule(self) -> object:
+        """The GameKernel for solver modules (a PyCapsule, valid while this object lives)."""
+    def rank(self, board: Sequence[int]) -> tuple[int, int]:
+        """(tier, index) of a board."""
+    def unrank(self, tier: int, index: int) -> tuple[int, ...]: ...
+    def unrank_range(self, tier: int, start: int, stop: int) -> npt.NDArray[np.uint8]:
+        """Boards of indices start..stop-1 of a tier as a (count, pits) array."""
+    def outcome(self, board: Sequence[int]) -> Literal["win", "loss"] | None: ...
+    def moves(self, board: Sequence[int]) -> list[tuple[int, tuple[int, ...], int]]:
+        """[(pit, child board, stones to stores)] for every legal move of a board."""
+    def children(self, tier: int, index: int) -> int | list[tuple[int, int]]:
+        """[(tier, index)] of the stored children, or the final record."""
+    def unmoves_in_tier(self, board: Sequence[int]) -> list[tuple[int, tuple[int, ...]]]: ...
+    def perft(self, board: Sequence[int], depth: int) -> list[int]: ...

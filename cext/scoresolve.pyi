@@ -1,0 +1,13 @@
+"""Types of the compiled score solver for tiers with cycles (scoresolve.pyx)."""
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+#: the margin record layout of sowsolve_kernel.h: bias, rem_shift, value_mask, endless,
+#: max_remoteness
+MARGIN_LAYOUT: Final[dict[str, int]]
+
+def solve_graph(graph: dict[str, Any],
+                control: npt.NDArray[np.int64] | None = None) -> tuple[npt.NDArray[np.uint16], int, int]:
+    """(records, final positions, endless positions) of a tier from its move graph."""

@@ -1,0 +1,32 @@
+"""Types of the compiled Zig Zag kernel (zigzag.pyx): turns, perft, and the tiers of the score
+solver (ranking, tier graphs)."""
+from typing import Any, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+class ZigZagKernel:
+    """Kernel of one Zig Zag board."""
+
+    def __init__(self, cols: int, circuit: Sequence[int], first_orientation: Sequence[int]) -> None: ...
+    @property
+    def cols(self) -> int: ...
+    @property
+    def npits(self) -> int: ...
+    def turns(self, board: Sequence[int], side: int,
+              ko: int | None) -> list[tuple[int, tuple[int, ...], int, int | None]]:
+        """[(pit, board after, captured, ko pit or None)] of the legal moves (side 0 = P)."""
+    def perft(self, board: Sequence[int], side: int, ko: int | None, depth: int) -> list[int]: ...
+
+# Functions of the module that take the kernel as their first argument.
+def tier_size(pits: int, seeds: int) -> int:
+    """Positions of tier (seeds, any capturer) of a board of `pits` pits."""
+def tier_graph(self: ZigZagKernel, seeds: int, capturer: int,
+               lower: dict[tuple[int, int], npt.NDArray[np.uint16]],
+               control: npt.NDArray[np.int64] | None = None) -> dict[str, Any]:
+    """The move graph of tier (seeds, capturer) for scoresolve.solve_graph."""
+def rank(self: ZigZagKernel, board: Sequence[int], side: int, ko: int | None) -> tuple[int, int]:
+    """(seeds, index inside any tier of that many seeds) of a position (side 0 = P)."""
+def unrank_range(self: ZigZagKernel, seeds: int, start: int,
+                 stop: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8], npt.NDArray[np.int8]]:
+    """Boards, sides (0 = P) and ko pits (-1 none) of indices start..stop-1."""

@@ -1,0 +1,234 @@
+"""The solvers, as objects, registered in one place.
+
+A solver declares what it needs of a game -- the hooks of the Game contract it calls, the kind
+of value it computes, how its tables index positions -- and `require` checks a game against that
+before anything runs, naming what is missing in one sentence.  Everything that differs between
+solvers lives on the solver: solving, the estimate before a solve, the self-check of a game, the
+verification of a table, answering positions a table does not hold, and whether an interrupted
+solve resumes.  Nothing outside this module (and the workers it calls) asks which solver a game
+has; games never import a solver: the registry of games (solver/games/__init__.py) pairs them.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import estimate as estimates
+from . import selfcheck
+from .contract import Game
+from .errors import BadParameters
+from .kernels import verify_keys
+from .retrograde import RetrogradeVerifier, RetrogradeWorker
+from .score import ScoreTierWorker
+from .search import DEFAULT_MAX_POSITIONS, search, solve_by_search
+from .tiers import (IN_PROCESS, Executor, Progress, SolveReport, TierManager, TierStore,
+                    default_threads, no_progress, solve_tiers_with)
+from .values import MARGIN, WIN_LOSS, ValueKind
+
+
+class MissingHooks(BadParameters):
+    """A game that lacks a hook its solver needs (a usage error: it cannot be solved so)."""
+
+
+@dataclass(frozen=True)
+class Indexing:
+    """How a table finds a position's record: `dense` (a perfect index per tier, every tier
+    known before the solve) or `keys` (canonical packed positions, sorted, only those a search
+    reached).  The name is what a table's metadata stores; tables/layout.py holds what each
+    indexing means for a table file."""
+    name: str
+    needs: tuple[str, ...]
+    #: whether a stopped solve keeps its finished tiers and resumes after them
+    resumable: bool
+
+
+DENSE = Indexing("dense", ("tiers", "tier_size", "tier_dependencies", "locate",
+                           "stored_positions"), resumable=True)
+KEYS = Indexing("keys", ("key", "position_of_key", "tiers_of_keys", "keys_fit",
+                         "keyed_tier_bound", "keyed_tier_possible"), resumable=False)
+INDEXINGS = {indexing.name: indexing for indexing in (DENSE, KEYS)}
+
+#: every hook a solver may ask for, with what it is for (the message of a missing one)
+HOOK_PURPOSES = {
+    "kernel": "a compiled kernel", "kernel_moves": "the kernel's moves (for the self-check)",
+    "kernel_unmoves": "un-moves inside a tier", "tiers": "tiers in solving order",
+    "tier_size": "tier sizes", "tier_dependencies": "the tiers a tier's children lie in",
+    "locate": "a dense index of positions", "stored_positions": "positions by index",
+    "tier_graph": "the move graph of a tier", "move_gain": "what a move banks",
+    "leftover_margin": "the margin of a game that ends", "tier_stones": "stones of a tier",
+    "key": "packed positions", "position_of_key": "unpacking of packed positions",
+    "tiers_of_keys": "the tier of a packed position", "keys_fit": "a check of packed positions",
+    "keyed_tier_bound": "the size bound of a tier of packed positions",
+    "keyed_tier_possible": "the tiers packed positions can have",
+    "side_index": "which player is to move",
+}
+
+
+def offers(game: Game, hook: str) -> bool:
+    """Whether the game fills a hook (overrides the contract's default)."""
+    own = getattr(type(game), hook, None)
+    return own is not None and own is not getattr(Game, hook, None)
+
+
+class Solver:
+    """What every solver is; subclasses fill solve, estimate and the checks."""
+    name: str
+    indexing: Indexing
+    value_kind: ValueKind
+    #: hooks of the Game contract this solver calls (beyond its indexing's)
+    needs: tuple[str, ...] = ("kernel", "kernel_moves")
+    #: the self-check of a game: functions of solver/selfcheck.py, run in order
+    checks: tuple[Callable, ...] = ()
+
+    @property
+    def resumable(self) -> bool:
+        return self.indexing.resumable
+
+    def require(self, game: Game) -> Game:
+        """The game, if it offers everything this solver needs; MissingHooks naming what not."""
+        missing = [hook for hook in (*self.needs, *self.indexing.needs) if not offers(game, hook)]
+        if missing:
+            what = ", ".join(f"{HOOK_PURPOSES.get(h, h)} ({h})" for h in missing)
+            raise MissingHooks(f"{game.describe()} cannot be solved by the {self.name} solver: "
+                               f"the game does not offer {what}")
+        if game.value_kind is not self.value_kind:
+            raise MissingHooks(f"{game.describe()} cannot be solved by the {self.name} solver: "
+                               f"it computes {self.value_kind.name} values, the game has "
+                               f"{game.value_kind.name} values")
+        return game
+
+    def prepare(self, game: Game) -> None:
+        """Checks before a solve writes anything (a board the kernel cannot handle fails here)."""
+
+    def solve(self, game: Game, store: TierStore, threads: int | None = None,
+              progress: Progress = no_progress, max_positions: int = DEFAULT_MAX_POSITIONS,
+              executor: Executor = IN_PROCESS) -> SolveReport:
+        raise NotImplementedError
+
+    def estimate(self, game: Game, threads: int, max_positions: int,
+                 solved: set[int] | frozenset[int]) -> estimates.Estimate:
+        raise NotImplementedError
+
+    def self_check(self, game: Game, samples: int = 1000, seed: int = 0) -> dict:
+        """`sowsolve check GAME`: this solver's view of the game against the reference rules."""
+        report = selfcheck.Report(game)
+        for check in self.checks:
+            check(game, samples, random.Random(seed), report)
+        return report.result()
+
+    def verify(self, table, load: Callable[[int], np.ndarray], full: bool, samples: int,
+               seed: int, fail: Callable[[str], None]) -> int:
+        """`sowsolve check --table`: stored values against their children's (every position with
+        `full`, else `samples` per tier, through the Python rules); `load` reads a tier (its
+        checksums and summary checked once).  Returns the positions checked."""
+        return selfcheck.sampled_values(table, load, samples, seed, fail, tiered=True)
+
+    def answer(self, game: Game, position, max_positions: int, progress: Progress):
+        """A record function for positions a table does not hold (NotInTable otherwise)."""
+        return None
+
+
+class TierSolver(Solver):
+    """Solvers whose tiers are walked by the tier manager with one worker per tier."""
+
+    def estimate(self, game, threads, max_positions, solved):
+        return self.estimator(game, threads, solved)
+
+    def worker(self, game: Game, threads: int | None):
+        raise NotImplementedError
+
+    def solve(self, game, store, threads=None, progress=no_progress,
+              max_positions=DEFAULT_MAX_POSITIONS, executor=IN_PROCESS):
+        return solve_tiers_with(game, store, self.worker(game, threads), progress, executor)
+
+
+class Retrograde(TierSolver):
+    """Acyclic win/loss games by tiers (cext/retrograde.pyx): each position's value from its
+    children's, depth-first inside a tier."""
+    name = "retrograde"
+    indexing = DENSE
+    value_kind = WIN_LOSS
+    checks = (selfcheck.check_ranking, selfcheck.check_kernel_moves, selfcheck.check_children,
+              selfcheck.check_unmoves)
+    estimator = staticmethod(estimates.window_estimate)
+
+    def worker(self, game, threads):
+        return RetrogradeWorker(game, threads)
+
+    def verify(self, table, load, full, samples, seed, fail):
+        if not full:
+            return super().verify(table, load, full, samples, seed, fail)
+        game = table.game
+        verifier = RetrogradeVerifier(game, load, default_threads())
+        TierManager(game, load).run(verifier, lambda tier, records, seconds: None)
+        for tier, bad in verifier.mismatches.items():
+            if bad:
+                fail(f"tier {tier}: {bad} stored values differ from their children's")
+        return sum(game.tier_size(t) for t in verifier.mismatches)
+
+
+class ScoreTiers(TierSolver):
+    """Score games whose tiers hold cycles (cext/scoresolve.pyx): margins by threshold
+    attractors over each tier's move graph, built by the game's kernel."""
+    name = "score-tiers"
+    indexing = DENSE
+    value_kind = MARGIN
+    needs = ("kernel", "kernel_moves", "tier_graph", "move_gain", "leftover_margin", "tier_stones",
+             "side_index")
+    checks = (selfcheck.check_ranking, selfcheck.check_kernel_moves, selfcheck.check_tier_graph)
+    estimator = staticmethod(estimates.graph_estimate)
+
+    def worker(self, game, threads):
+        return ScoreTierWorker(game)
+
+    def verify(self, table, load, full, samples, seed, fail):
+        """Every position through the Python rules with `full` (no kernel verifier yet)."""
+        return selfcheck.sampled_values(table, load, None if full else samples, seed, fail,
+                                        tiered=True)
+
+
+class Search(Solver):
+    """Games without a dense index (cext/ttsolve.pyx): a depth-first search with a
+    transposition table over canonical packed positions, from the start (or any position)."""
+    name = "search"
+    indexing = KEYS
+    value_kind = WIN_LOSS
+    checks = (selfcheck.check_walks,)
+
+    def prepare(self, game):
+        game.key(game.initial())        # a board too large to pack fails here, writing nothing
+
+    def solve(self, game, store, threads=None, progress=no_progress,
+              max_positions=DEFAULT_MAX_POSITIONS, executor=IN_PROCESS):
+        return solve_by_search(game, store, max_positions, progress)
+
+    def estimate(self, game, threads, max_positions, solved):
+        return estimates.search_estimate(game, max_positions)
+
+    def verify(self, table, load, full, samples, seed, fail):
+        if not full:
+            return selfcheck.sampled_values(table, load, samples, seed, fail, tiered=False)
+        keys = [table.tier_keys(t) for t in table.tiers]
+        records = [load(t) for t in table.tiers]
+        keys = np.concatenate(keys) if keys else np.zeros(0, np.uint64)
+        records = np.concatenate(records) if records else np.zeros(0, np.uint16)
+        order = np.argsort(keys, kind="stable")
+        bad, missing = verify_keys(table.game.kernel().capsule(), keys[order], records[order], keys)
+        if bad:
+            fail(f"{bad} stored values differ from their children's")
+        if missing:
+            fail(f"{missing} children of stored positions are missing from the table")
+        return int(keys.size)
+
+    def answer(self, game, position, max_positions, progress):
+        solver = search(game, position, max_positions, progress, "searching")
+        return lambda p: solver.record(game.key(p)[1])
+
+
+RETROGRADE = Retrograde()
+SCORE_TIERS = ScoreTiers()
+SEARCH = Search()
+SOLVERS = {solver.name: solver for solver in (RETROGRADE, SCORE_TIERS, SEARCH)}

@@ -1,0 +1,255 @@
+"""The tier manager: the one loop over a game's tiers, shared by every tiered solve and by the
+verification of a table.
+
+A game orders its positions into tiers such that every child of a tier lies in it or in an
+earlier one (`Game.tiers`, `Game.tier_dependencies`).  The manager walks that order and owns
+everything around the work on one tier: which tiers stay in memory (a window holding exactly
+the tiers some later tier still reads), loading them from the store, skipping the tiers a store
+already holds (resume), handing each finished tier on (to the store), and one progress bar for
+the whole walk.  The work on one tier is a *tier worker* -- retrograde analysis of a win/loss
+tier, the attractors of a score tier, a verification pass -- called through an *executor*:
+`IN_PROCESS` runs it here, with the kernels' own threads; an executor for a cluster sends the
+same worker elsewhere without solvers or games changing (model: GamesmanOne's tier manager and
+tier workers).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable, ContextManager, Iterable, Protocol
+
+import numpy as np
+
+from .contract import Game
+from .kernels import observing
+
+
+class TierStore(Protocol):
+    """Where solved tiers go (tables/ implements it): the solvers never name a file format."""
+
+    def finished_tiers(self) -> set[int]: ...
+
+    def load_tier(self, tier: int) -> np.ndarray: ...
+
+    def save_tier(self, tier: int, records: np.ndarray, summary: dict, **extra) -> None: ...
+
+
+@dataclass
+class TierReport:
+    tier: int
+    positions: int
+    seconds: float | None
+    losses: int
+    draws: int
+    wins: int
+    longest_win: int
+    longest_win_index: int
+
+
+@dataclass
+class SolveReport:
+    tiers: list[TierReport] = field(default_factory=list)
+    resumed_from: int | None = None
+    search_seconds: float | None = None     # a search solves all tiers at once
+
+    @property
+    def positions(self) -> int:
+        return sum(t.positions for t in self.tiers)
+
+    @property
+    def seconds(self) -> float:
+        if self.search_seconds is not None:
+            return self.search_seconds
+        return sum(t.seconds or 0.0 for t in self.tiers)
+
+    def add(self, tier: int, summary: dict, seconds: float | None) -> None:
+        self.tiers.append(TierReport(tier, summary["positions"], seconds, summary["losses"],
+                                     summary["draws"], summary["wins"], summary["longest_win"],
+                                     summary["longest_win_index"]))
+
+
+class Bar(Protocol):
+    """What a Progress hands out (tqdm is one): positions done since the last update, and the
+    name of the part being solved now."""
+
+    def update(self, n: int) -> None: ...
+
+    def set_description(self, desc: str) -> None: ...
+
+
+#: progress(total positions or None, description) -> a context manager giving a Bar; the
+#: solvers open one bar for a whole solve and close it however the solve ends.
+Progress = Callable[[int | None, str], ContextManager]
+
+
+class _Quiet:
+    def update(self, n: int) -> None:
+        pass
+
+    def set_description(self, desc: str) -> None:
+        pass
+
+
+def no_progress(total: int | None, desc: str) -> ContextManager:
+    return contextlib.nullcontext(_Quiet())
+
+
+def default_threads() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def bar_name(game: Game, tier: int) -> str:
+    """The tier's name for a progress bar ("tier 12" where the game names tiers by number)."""
+    name = game.tier_name(tier)
+    return f"tier {name}" if name == str(tier) else name
+
+
+class TierProgress:
+    """Feeds one bar over a whole walk from the running counts of the kernel calls of each
+    tier (`observer`, for kernels.observing); a count may run a little ahead (two threads
+    that store one position at once both count it), so the bar stops one short of the tier
+    until `finish_tier`, which adds what is left: the bar's updates sum to exactly the sizes
+    of the tiers walked."""
+
+    def __init__(self, bar: Bar, game: Game):
+        self.bar = bar
+        self.game = game
+        self.size = self.shown = self.base = self.current = 0
+        self.passes = 1
+
+    def start_tier(self, tier: int, size: int, passes: int = 1) -> None:
+        """A tier of `size` positions whose kernel calls count `passes` times over it."""
+        self.size, self.passes = size, passes
+        self.shown = self.base = self.current = 0
+        self.bar.set_description(bar_name(self.game, tier))
+
+    def observer(self, done: int) -> None:
+        """The running count of the tier's current kernel call."""
+        self.current = done
+        # one position held back: the tier's last one is shown once the tier is stored
+        target = min((self.base + done) // self.passes, self.size - 1)
+        if target > self.shown:
+            self.bar.update(target - self.shown)
+            self.shown = target
+
+    def next_call(self) -> None:
+        """The tier's next kernel call starts counting from 0."""
+        self.base += self.current
+        self.current = 0
+
+    def finish_tier(self) -> None:
+        if self.size > self.shown:
+            self.bar.update(self.size - self.shown)
+        self.shown = self.size
+
+
+class TierWorker(Protocol):
+    """The work on one tier: its records, from the records of the tiers it reads (`window`,
+    tier -> records, holding at least `game.tier_dependencies(tier)`).  `passes` is how many
+    times its kernel calls count over the tier (for the progress bar); a worker with several
+    kernel calls says `calls.next_call()` between them."""
+    passes: int
+
+    def __call__(self, tier: int, window: dict[int, np.ndarray],
+                 calls: TierProgress) -> np.ndarray: ...
+
+
+class Executor(Protocol):
+    """Where tier workers run."""
+
+    def run(self, worker: TierWorker, tier: int, window: dict[int, np.ndarray],
+            calls: TierProgress) -> np.ndarray: ...
+
+
+class InProcess:
+    """Runs a tier's work in this process: the kernels release the GIL and use their own
+    threads (OpenMP); solver/kernels.py keeps Ctrl-C and progress working around them."""
+
+    def run(self, worker: TierWorker, tier: int, window: dict[int, np.ndarray],
+            calls: TierProgress) -> np.ndarray:
+        with observing(calls.observer):
+            return worker(tier, window, calls)
+
+
+IN_PROCESS = InProcess()
+
+
+def last_uses(game: Game, order: list[int]) -> dict[int, int]:
+    """For each tier, the last position in `order` whose work reads it: the window may drop a
+    tier once past that point."""
+    last: dict[int, int] = {}
+    for position, tier in enumerate(order):
+        last[tier] = max(last.get(tier, position), position)
+        for dep in game.tier_dependencies(tier):
+            last[dep] = position
+    return last
+
+
+#: what the manager does with each finished tier: (tier, records, seconds)
+Finished = Callable[[int, np.ndarray, float], None]
+
+
+class TierManager:
+    """Walks `order` (the game's tiers by default), running `worker` on every tier not in
+    `skip`, with the tiers it reads loaded by `load` (a store's or a table's tiers) and kept
+    only as long as a later tier reads them."""
+
+    def __init__(self, game: Game, load: Callable[[int], np.ndarray],
+                 executor: Executor = IN_PROCESS, order: Iterable[int] | None = None):
+        self.game = game
+        self.load = load
+        self.executor = executor
+        self.order = list(game.tiers() if order is None else order)
+
+    def remaining(self, skip: set[int]) -> int:
+        """Positions of the tiers still to walk."""
+        return sum(self.game.tier_size(t) for t in self.order if t not in skip)
+
+    def run(self, worker: TierWorker, finished: Finished, skip: set[int] = frozenset(),
+            progress: Progress = no_progress) -> None:
+        todo = [t for t in self.order if t not in skip]
+        if not todo:
+            return
+        last = last_uses(self.game, self.order)
+        window: dict[int, np.ndarray] = {}
+        with progress(self.remaining(skip), bar_name(self.game, todo[0])) as bar:
+            tracker = TierProgress(bar, self.game)
+            for position, tier in enumerate(self.order):
+                if tier in skip:
+                    continue
+                for old in [t for t in window if last[t] < position]:
+                    del window[old]
+                for dep in self.game.tier_dependencies(tier):
+                    if dep not in window:
+                        window[dep] = self.load(dep)
+                size = self.game.tier_size(tier)
+                tracker.start_tier(tier, size, worker.passes)
+                started = time.perf_counter()
+                records = self.executor.run(worker, tier, window, tracker)
+                finished(tier, records, time.perf_counter() - started)
+                tracker.finish_tier()
+                if last[tier] > position:
+                    window[tier] = records
+
+
+def solve_tiers_with(game: Game, store: TierStore, worker: TierWorker,
+                     progress: Progress = no_progress,
+                     executor: Executor = IN_PROCESS) -> SolveReport:
+    """Solve every tier that `store` does not hold yet with `worker`, storing each as it
+    finishes (refusing one with unsolved records).  Ctrl-C stops the kernel at once; the
+    interrupted tier is not stored, so the next solve resumes with it."""
+    done = store.finished_tiers()
+    report = SolveReport(resumed_from=max(done) if done else None)
+
+    def finished(tier: int, records: np.ndarray, seconds: float) -> None:
+        summary = game.value_kind.summarize(records)
+        if summary["unsolved"]:
+            raise RuntimeError(f"tier {tier}: {summary['unsolved']} positions left unsolved")
+        summary["seconds"] = round(seconds, 3)
+        store.save_tier(tier, records, summary)
+        report.add(tier, summary, seconds)
+
+    TierManager(game, store.load_tier, executor).run(worker, finished, set(done), progress)
+    return report

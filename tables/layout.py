@@ -1,0 +1,150 @@
+"""What a solver's indexing (solver/solvers.py: DENSE or KEYS) means for a table file.
+
+- Dense: every tier of the game is listed before the solve, with the size the game gives it;
+  a position's record is at the index the game's `locate` gives; tiers are solved in order.
+- Keyed: tiers appear as the search finds them; each tier stores its sorted canonical packed
+  positions beside its records (key blocks, with each block's first key in the tier summary),
+  and a position's record is found by binary search; a position the search never reached is
+  not in the table.
+
+`LAYOUTS[name]` is the layout of the indexing a table's metadata names.  The store, the
+verifier and the exporter ask the layout and never branch on the indexing themselves.
+"""
+from __future__ import annotations
+
+import bisect
+from typing import Callable
+
+import numpy as np
+
+from ..solver.contract import Game
+from .format import CorruptTable, UnfinishedTable, keys_key
+
+
+class DenseLayout:
+    name = "dense"
+
+    def new_tiers(self, game: Game) -> list[int]:
+        return list(game.tiers())
+
+    def check_meta(self, game: Game, meta: dict, corrupt: Callable[[str], CorruptTable]) -> None:
+        tiers, sizes, solved = meta["tiers"], meta["tier_sizes"], meta["solved_tiers"]
+        order = list(game.tiers())
+        if tiers != order:
+            raise corrupt(f"its tier list is not that of {game.describe()}")
+        if set(sizes) != {str(t) for t in order}:
+            raise corrupt("its tier sizes do not name the game's tiers")
+        for t in order:
+            if sizes[str(t)] != game.tier_size(t):
+                raise corrupt(f"it gives tier {t} {sizes[str(t)]} positions; the game has "
+                              f"{game.tier_size(t)}")
+        if solved != order[:len(solved)]:
+            raise corrupt("its solved tiers are not the first tiers in solving order")
+
+    def entries(self, table, tier: int) -> list[str]:
+        """Entries a solved tier has beyond its summary and record blocks."""
+        return []
+
+    def key_blocks(self, table, tier: int) -> int | None:
+        """Key blocks the summary of a solved tier indexes (None: no block index)."""
+        return None
+
+    def stored_positions(self, table, tier: int, start: int, stop: int) -> list:
+        return table.game.stored_positions(tier, start, stop)
+
+    def locate(self, table, position, bad_position: Callable[[], Exception]) -> tuple[int, int]:
+        tier, index = table.game.locate(position)
+        if tier not in table._solved:
+            if str(tier) in table.meta["tier_sizes"]:
+                raise UnfinishedTable(f"tier {tier} of {table.path} is not solved yet")
+            raise bad_position()
+        return tier, index
+
+    def check_tier(self, table, tier: int, records: np.ndarray, fail: Callable[[str], None]) -> int:
+        """Checks of a stored tier beyond its records' (`check --table`); key blocks read."""
+        return 0
+
+    def check_tiers(self, table, fail: Callable[[str], None]) -> bool:
+        """The metadata's tiers against the game's; False when values cannot be walked."""
+        game = table.game
+        if [int(t) for t in table.tiers] != list(game.tiers()):
+            fail("the metadata's tier list differs from the game's")
+            return False
+        consistent = True
+        for tier in table.tiers:
+            if table.tier_size(tier) != game.tier_size(tier):
+                fail(f"tier {tier} holds {table.tier_size(tier)} positions; the game has "
+                     f"{game.tier_size(tier)}")
+                consistent = False
+        return consistent
+
+
+class KeyedLayout:
+    name = "keys"
+
+    def new_tiers(self, game: Game) -> list[int]:
+        return []                   # a search finds its tiers
+
+    def check_meta(self, game: Game, meta: dict, corrupt: Callable[[str], CorruptTable]) -> None:
+        tiers, sizes, solved = meta["tiers"], meta["tier_sizes"], meta["solved_tiers"]
+        if not getattr(game.kernel(), "keyable", False):
+            raise corrupt(f"positions of {game.describe()} do not pack into keys")
+        if any(not game.keyed_tier_possible(t) for t in tiers) or tiers != sorted(set(tiers)):
+            raise corrupt("its tier list is not valid for the board")
+        if set(sizes) != {str(t) for t in tiers}:
+            raise corrupt("its tier sizes do not name its tiers")
+        for t in tiers:
+            if not 1 <= sizes[str(t)] <= game.keyed_tier_bound(t):
+                raise corrupt(f"it gives tier {t} {sizes[str(t)]} positions, more than the board "
+                              f"has (or none)")
+        if not set(solved) <= set(tiers):
+            raise corrupt("it marks tiers solved that it does not hold")
+
+    def entries(self, table, tier: int) -> list[str]:
+        return [keys_key(tier, b) for b in range(table.blocks_of(tier))]
+
+    def key_blocks(self, table, tier: int) -> int | None:
+        return table.blocks_of(tier)
+
+    def stored_positions(self, table, tier: int, start: int, stop: int) -> list:
+        positions = []
+        for b in range(start // table.block_records, -(-stop // table.block_records)):
+            first = b * table.block_records
+            keys = table.block(tier, b, keys=True)[max(start - first, 0):stop - first]
+            positions.extend(table.game.position_of_key(int(k)) for k in keys)
+        return positions
+
+    def locate(self, table, position, bad_position: Callable[[], Exception]) -> tuple[int, int]:
+        tier, key = table.game.key(position)
+        if tier not in table._solved:
+            raise table._not_in_table(position)
+        first_keys = table.tier_info(tier)["first_keys"]
+        block = bisect.bisect_right(first_keys, key) - 1
+        keys = table.block(tier, max(block, 0), keys=True)   # checks the block index too
+        if block < 0:
+            raise table._not_in_table(position)
+        offset = int(np.searchsorted(keys, np.uint64(key)))
+        if offset == keys.size or int(keys[offset]) != key:
+            raise table._not_in_table(position)
+        return tier, block * table.block_records + offset
+
+    def check_tier(self, table, tier: int, records: np.ndarray, fail: Callable[[str], None]) -> int:
+        keys = table.tier_keys(tier)
+        if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+            fail(f"tier {tier}: its keys are not strictly increasing")
+        if keys.size and not bool(np.all(table.game.tiers_of_keys(keys) == tier)):
+            fail(f"tier {tier}: some keys hold another number of discs")
+        if table.tier_info(tier).get("first_keys") != [int(k) for k in keys[::table.block_records]]:
+            fail(f"tier {tier}: the block index disagrees with the keys")
+        return table.blocks_of(tier)
+
+    def check_tiers(self, table, fail: Callable[[str], None]) -> bool:
+        return True                 # its tiers are checked against the board when it opens
+
+
+LAYOUTS = {layout.name: layout for layout in (DenseLayout(), KeyedLayout())}
+
+
+def layout_of(game: Game):
+    """The layout of tables of `game` (its solver's indexing)."""
+    return LAYOUTS[game.solver.indexing.name]

@@ -1,0 +1,52 @@
+"""Tables written by an earlier sowsolve (format version 2, before the engine was split into
+solver, value-kind and indexing objects) still open, pass `check --full`, and hold exactly the
+records -- and, for keyed tables, the keys -- that solving the same board today stores.
+
+tests/data/format2/ holds one small table per solver, written by sowsolve 0.1.0 of that time
+with `sowsolve solve GAME <board> --table FILE`."""
+import pathlib
+import shutil
+
+import numpy as np
+import pytest
+
+from conftest import solve_to
+from sowsolve.tables import open_table
+from sowsolve.tables.verify import check_table
+
+DATA = pathlib.Path(__file__).parent / "data" / "format2"
+TABLES = {
+    "diffusion-2x4-k1.sqlite": ("diffusion", {"cols": 4, "stones": 1}),
+    "diffusion-v2-2x3-k1.sqlite": ("diffusion-v2", {"cols": 3, "stones": 1}),
+    "zigzag-2x2-k2.sqlite": ("zigzag", {"cols": 2, "stones": 2}),
+    "overflow-3x3.sqlite": ("overflow", {"size": "3x3"}),
+}
+
+
+def test_every_solver_has_an_old_table():
+    from sowsolve.solver.games import make_game
+    solvers = {make_game(name, **parameters).solver.name for name, parameters in TABLES.values()}
+    from sowsolve.solver.solvers import SOLVERS
+    assert solvers == set(SOLVERS)
+
+
+@pytest.mark.parametrize("file", sorted(TABLES))
+def test_an_old_table_opens_checks_and_equals_a_new_solve(tmp_path, file):
+    name, parameters = TABLES[file]
+    old_path = tmp_path / file
+    shutil.copy(DATA / file, old_path)      # reading must not change it, but never risk the data
+    before = old_path.read_bytes()
+    solve_to(tmp_path / "new.sqlite", name, **parameters)
+    with open_table(old_path) as old, open_table(tmp_path / "new.sqlite") as new:
+        assert old.meta["format_version"] == 2
+        assert check_table(old, samples=100, full=True, seed=0)["failures"] == []
+        assert old.tiers == new.tiers
+        for tier in old.tiers:
+            assert np.array_equal(old.tier_records(tier), new.tier_records(tier)), tier
+            size = old.tier_size(tier)        # the positions (keys of a keyed table) too
+            assert old.stored_positions(tier, 0, size) == new.stored_positions(tier, 0, size)
+        for position in old.game.initial_positions():
+            assert old.probe(position) == new.probe(position)
+            text = old.game.format_position(position)
+            assert dict(old.query(text), table=None) == dict(new.query(text), table=None)
+    assert old_path.read_bytes() == before

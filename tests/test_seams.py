@@ -1,0 +1,120 @@
+"""The engine's seams hold: solvers, value kinds and indexings are objects that own every
+difference between them, games never import a solver, and the engine never names a game.
+
+Read from the source with `ast` (what `git grep` would find, without its false hits in
+comments and docstrings)."""
+import ast
+import pathlib
+
+import pytest
+
+from sowsolve.solver.contract import Game
+from sowsolve.solver.games import GAMES, make_game
+from sowsolve.solver.games.zigzag import ZigZag
+from sowsolve.solver.solvers import INDEXINGS, SOLVERS, MissingHooks
+from sowsolve.solver.values import VALUE_KINDS
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ENGINE = [p for folder in ("solver", "tables", "cli") for p in sorted((ROOT / folder).glob("*.py"))]
+GAME_MODULES = [p for p in sorted((ROOT / "solver" / "games").glob("*.py")) if p.name != "__init__.py"]
+#: the objects that own the names: where solvers, value kinds and indexings are defined
+OWNERS = {"solver/solvers.py", "solver/values.py", "tables/layout.py"}
+NAMES = set(SOLVERS) | set(VALUE_KINDS) | set(INDEXINGS)
+
+
+def relative(path: pathlib.Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def code_strings(path: pathlib.Path):
+    """(line, text) of every string constant that is not a docstring."""
+    tree = ast.parse(path.read_text())
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node.lineno, node.value
+
+
+def comparisons(path: pathlib.Path):
+    """(line, constant) of every comparison or membership test against a string constant,
+    and of every attribute read named method / indexing (the old string tags)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for operand in [node.left, *node.comparators]:
+                if isinstance(operand, ast.Constant) and isinstance(operand.value, str):
+                    yield node.lineno, operand.value
+                if isinstance(operand, (ast.Tuple, ast.List, ast.Set)):
+                    for element in operand.elts:
+                        if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                            yield node.lineno, element.value
+        if isinstance(node, ast.Attribute) and node.attr in ("method", "value_kind_name", "keyed"):
+            yield node.lineno, f".{node.attr}"
+
+
+def test_no_branch_on_solver_value_kind_or_indexing_names_outside_their_owners():
+    found = []
+    for path in ENGINE + GAME_MODULES:
+        if relative(path) in OWNERS:
+            continue
+        for line, value in comparisons(path):
+            if value in NAMES or value in (".method", ".keyed", ".value_kind_name"):
+                found.append(f"{relative(path)}:{line}: {value}")
+    assert found == []
+
+
+def test_the_engine_never_names_a_game():
+    """No string in solver/ (outside the games), tables/ or cli/ names a registered game: what
+    differs between games is asked of the game."""
+    found = [f"{relative(path)}:{line}: {text!r}" for path in ENGINE
+             for line, text in code_strings(path)
+             if any(text == name or text.startswith(name + "-") for name in GAMES)]
+    assert found == []
+
+
+def test_games_never_import_a_solver():
+    engine = {"solvers", "retrograde", "score", "search", "tiers", "selfcheck", "estimate"}
+    found = []
+    for path in GAME_MODULES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                if engine & set(node.module.split(".")) or engine & {a.name for a in node.names}:
+                    found.append(f"{relative(path)}:{node.lineno}")
+    assert found == []
+
+
+@pytest.mark.parametrize("solver", sorted(SOLVERS))
+def test_a_solver_needs_only_hooks_of_the_contract(solver):
+    for hook in (*SOLVERS[solver].needs, *SOLVERS[solver].indexing.needs):
+        assert callable(getattr(Game, hook, None)), hook
+
+
+def test_a_game_missing_a_hook_is_refused_up_front_in_one_sentence():
+    class NoGraph(ZigZag):
+        tier_graph = Game.tier_graph
+
+    game = NoGraph(cols=2, stones=1)
+    with pytest.raises(MissingHooks) as refused:
+        SOLVERS["score-tiers"].require(game)
+    message = str(refused.value)
+    assert "tier_graph" in message and "Zig Zag, 2x2" in message and "\n" not in message
+    assert isinstance(refused.value, ValueError)        # a usage error: exit 2 in the CLI
+
+
+def test_a_game_with_another_value_kind_is_refused_up_front():
+    game = make_game("zigzag", cols=2, stones=1)
+    with pytest.raises(MissingHooks) as refused:
+        SOLVERS["retrograde"].require(game)
+    assert "margin" in str(refused.value) and "winloss" in str(refused.value)
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_every_registered_game_is_built_for_a_registered_solver(name):
+    smallest = {p.name: p.kind.write(min(p.values)) for p in GAMES[name].parameters}
+    game = make_game(name, **smallest)
+    assert game.solver in SOLVERS.values() and game.value_kind in VALUE_KINDS.values()
