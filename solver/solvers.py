@@ -80,6 +80,9 @@ class Solver:
     value_kind: ValueKind
     #: hooks of the Game contract this solver calls (beyond its indexing's)
     needs: tuple[str, ...] = ("kernel", "kernel_moves")
+    #: what the game's kernel object must offer (checked when the kernel is first used: a
+    #: kernel is built only by a solve or a check, never by a game being named)
+    kernel_needs: tuple[str, ...] = ("capsule",)
     #: the self-check of a game: functions of solver/selfcheck.py, run in order
     checks: tuple[Callable, ...] = ()
 
@@ -100,8 +103,18 @@ class Solver:
                                f"{game.value_kind.name} values")
         return game
 
+    def require_kernel(self, game: Game) -> Game:
+        """The game, if its kernel offers what this solver calls; MissingHooks naming what not."""
+        kernel = game.kernel()
+        missing = [name for name in self.kernel_needs if not hasattr(kernel, name)]
+        if missing:
+            raise MissingHooks(f"{game.describe()} cannot be solved by the {self.name} solver: "
+                               f"its kernel offers no {', '.join(missing)}")
+        return game
+
     def prepare(self, game: Game) -> None:
         """Checks before a solve writes anything (a board the kernel cannot handle fails here)."""
+        self.require_kernel(game)
 
     def solve(self, game: Game, store: TierStore, threads: int | None = None,
               progress: Progress = no_progress, max_positions: int = DEFAULT_MAX_POSITIONS,
@@ -114,6 +127,7 @@ class Solver:
 
     def self_check(self, game: Game, samples: int = 1000, seed: int = 0) -> dict:
         """`sowsolve check GAME`: this solver's view of the game against the reference rules."""
+        self.require_kernel(game)
         report = selfcheck.Report(game)
         for check in self.checks:
             check(game, samples, random.Random(seed), report)
@@ -142,6 +156,7 @@ class TierSolver(Solver):
 
     def solve(self, game, store, threads=None, progress=no_progress,
               max_positions=DEFAULT_MAX_POSITIONS, executor=IN_PROCESS):
+        self.require_kernel(game)
         return solve_tiers_with(game, store, self.worker(game, threads), progress, executor)
 
 
@@ -151,6 +166,8 @@ class Retrograde(TierSolver):
     name = "retrograde"
     indexing = DENSE
     value_kind = WIN_LOSS
+    #: capsule: `expand` for the solver kernel; children: the same view from Python (the check)
+    kernel_needs = ("capsule", "children")
     checks = (selfcheck.check_ranking, selfcheck.check_kernel_moves, selfcheck.check_children,
               selfcheck.check_unmoves)
     estimator = staticmethod(estimates.window_estimate)
@@ -176,6 +193,7 @@ class ScoreTiers(TierSolver):
     name = "score-tiers"
     indexing = DENSE
     value_kind = MARGIN
+    kernel_needs = ()           # the game builds each tier's graph itself (tier_graph)
     needs = ("kernel", "kernel_moves", "tier_graph", "move_gain", "leftover_margin", "tier_stones",
              "side_index")
     checks = (selfcheck.check_ranking, selfcheck.check_kernel_moves, selfcheck.check_tier_graph)
@@ -196,13 +214,18 @@ class Search(Solver):
     name = "search"
     indexing = KEYS
     value_kind = WIN_LOSS
+    #: capsule: `expand_key` for the search kernel; children: the same view from Python (the
+    #: check); keyable: whether the board's positions pack into a key at all
+    kernel_needs = ("capsule", "children", "keyable")
     checks = (selfcheck.check_walks,)
 
     def prepare(self, game):
+        super().prepare(game)
         game.key(game.initial())        # a board too large to pack fails here, writing nothing
 
     def solve(self, game, store, threads=None, progress=no_progress,
               max_positions=DEFAULT_MAX_POSITIONS, executor=IN_PROCESS):
+        self.require_kernel(game)
         return solve_by_search(game, store, max_positions, progress)
 
     def estimate(self, game, threads, max_positions, solved):

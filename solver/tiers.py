@@ -149,7 +149,11 @@ class TierWorker(Protocol):
     """The work on one tier: its records, from the records of the tiers it reads (`window`,
     tier -> records, holding at least `game.tier_dependencies(tier)`).  `passes` is how many
     times its kernel calls count over the tier (for the progress bar); a worker with several
-    kernel calls says `calls.next_call()` between them."""
+    kernel calls says `calls.next_call()` between them.  A worker depends only on its game,
+    its tier and the window: an executor that runs it in another process rebuilds it there
+    with `make_game(game.name, **game.parameters())` and `game.solver.worker(game, threads)`
+    (tests/test_executor.py does so)."""
+    game: Game
     passes: int
 
     def __call__(self, tier: int, window: dict[int, np.ndarray],

@@ -137,7 +137,7 @@ def test_every_command_naming_a_game_offers_every_declared_parameter_with_its_he
 # --- a fourth game, registered here: one pile of Nim, take 1, 2 or 3 stones ---------------------
 class Nim(Game):
     """A pile of stones; a move takes 1, 2 or 3 of them; who cannot move has lost."""
-    name = "nim"
+    name = "one-pile-nim-test"
     family = "Nim"
     parameters_spec = (Parameter("pile", 5, range(1, 21), "stones in the pile"),)
 
@@ -198,12 +198,12 @@ class PythonOnly(Solver):
 
 @pytest.fixture
 def nim():
-    entry = registry.register(GameEntry("nim", Nim, PythonOnly()))
+    entry = registry.register(GameEntry("one-pile-nim-test", Nim, PythonOnly()))
     try:
         yield entry
     finally:
-        registry.unregister("nim")
-    assert "nim" not in GAMES and "nim" not in SOLVED_BY
+        registry.unregister("one-pile-nim-test")
+    assert "one-pile-nim-test" not in GAMES and "one-pile-nim-test" not in SOLVED_BY
 
 
 def paths(pile: int, depth: int) -> int:
@@ -214,18 +214,18 @@ def paths(pile: int, depth: int) -> int:
 
 
 def test_a_game_registered_later_brings_its_option(nim):
-    assert make_game("nim").parameters() == {"pile": 5}
-    assert make_game("nim", pile=7).solver.name == "python-only"
+    assert make_game("one-pile-nim-test").parameters() == {"pile": 5}
+    assert make_game("one-pile-nim-test", pile=7).solver.name == "python-only"
     with pytest.raises(BadParameters, match="--pile of Nim must be a whole number from 1 to 20"):
-        make_game("nim", pile=21)
-    result = run("perft", "nim", "--pile", 6, "--depth", 4, "--json")
+        make_game("one-pile-nim-test", pile=21)
+    result = run("perft", "one-pile-nim-test", "--pile", 6, "--depth", 4, "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["perft"] == [paths(6, d) for d in range(1, 5)]
-    result = run("check", "nim", "--pile", 4, "--json")
+    result = run("check", "one-pile-nim-test", "--pile", 4, "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert (report["positions"], report["moves"], report["failures"]) == (5, 0 + 1 + 2 + 3 + 3, [])
-    line = one_sentence(run("perft", "nim", "--pile", 0, "--depth", 1))
+    line = one_sentence(run("perft", "one-pile-nim-test", "--pile", 0, "--depth", 1))
     assert "--pile of Nim" in line
     line = one_sentence(run("perft", "diffusion", "--pile", 3, "--depth", 1))
     assert "Diffusion v1 takes --cols and --stones, not --pile" in line
@@ -234,7 +234,7 @@ def test_a_game_registered_later_brings_its_option(nim):
 
 
 def test_an_unregistered_game_takes_its_option_along(nim):
-    registry.unregister("nim")
+    registry.unregister("one-pile-nim-test")
     try:
         assert "--pile" not in run("perft", "-h").stdout
         line = one_sentence(run("perft", "diffusion", "--pile", 3, "--depth", 1))
@@ -245,7 +245,7 @@ def test_an_unregistered_game_takes_its_option_along(nim):
 
 def test_a_registration_that_cannot_work_is_refused(nim):
     with pytest.raises(ValueError, match="registered already"):
-        registry.register(GameEntry("nim", Nim, PythonOnly()))
+        registry.register(GameEntry("one-pile-nim-test", Nim, PythonOnly()))
 
     class Pile(Nim):
         parameters_spec = (Parameter("cols", "4x4", range(1, 5), "ranks x files", kind=GRID),)

@@ -324,8 +324,10 @@ def position_key(name: str, parameters: dict, position: str | None) -> tuple:
     return name, json.dumps(parameters, sort_keys=True), position
 
 
-def test_readme_claims_cover_every_game():
-    assert {name for name, *_ in CLAIMS} == set(GAMES)
+def test_readme_claims_are_of_registered_games():
+    """The README's result tables were read (a parser that finds nothing would pass the test
+    below vacuously), and every game they state figures of is registered."""
+    assert CLAIMS and {name for name, *_ in CLAIMS} <= set(GAMES)
 
 
 @pytest.mark.parametrize("name, parameters, position, fields", CLAIMS,
