@@ -105,6 +105,8 @@ class Solver:
 
     def require_kernel(self, game: Game) -> Game:
         """The game, if its kernel offers what this solver calls; MissingHooks naming what not."""
+        if not self.kernel_needs:
+            return game
         kernel = game.kernel()
         missing = [name for name in self.kernel_needs if not hasattr(kernel, name)]
         if missing:

@@ -15,13 +15,11 @@ flock on the file for its lifetime: one writer per table.
 """
 from __future__ import annotations
 
-import bisect
 import copy
 import datetime as _dt
 import errno
 import fcntl
 import logging
-import math
 import os
 import secrets
 import sqlite3

@@ -193,6 +193,7 @@ class PythonOnly(Solver):
     indexing = Indexing("none", (), resumable=False)
     value_kind = WIN_LOSS
     needs = ()
+    kernel_needs = ()
     checks = (walk_piles,)
 
 

@@ -6,7 +6,6 @@ readable reference: the kernel (cext/diffusion.pyx) must agree with it move for 
 """
 from __future__ import annotations
 
-import math
 import string
 from typing import NamedTuple
 
@@ -14,7 +13,7 @@ from ..contract import Game, Rates
 from ..kernels import compiled
 from ..errors import BadParameters, BadPosition, quote
 from ..params import Parameter
-from .notation import check_side, count_rows, parse_pit_move, split_fields
+from .notation import check_side, grid_of, parse_pit_move, side_is, split_fields, two_row_boards
 
 MAX_STONES_PER_PIT = 5
 MAX_COLS = 8          # the kernel's limit (a half of the board is coded in base 6 in 32 bits)
@@ -52,20 +51,12 @@ class Diffusion(Game):
 
     @classmethod
     def looks_like(cls, text: str) -> bool:
-        fields = str(text).split()
-        return len(fields) > 1 and fields[1] in ("A", "B")
+        return side_is(text, "AB")
 
     @classmethod
     def boards_for_text(cls, text: str) -> list[dict]:
-        """Two rows of counts and A or B: its width, with every stones-per-pit count whose start
-        holds at least the text's stones."""
-        fields = str(text).split()
-        rows = count_rows(fields[0]) if len(fields) == 2 and cls.looks_like(text) else None
-        if rows is None or len(rows) != 2:
-            return []
-        least = math.ceil(sum(map(sum, rows)) / (2 * len(rows[0])))
-        return [{"cols": len(rows[0]), "stones": k} for k in cls.parameters_spec[1].values
-                if k >= least]
+        """Two rows of counts and A or B."""
+        return two_row_boards(grid_of(text, 2, "AB"), cls.parameters_spec[1].values)
 
     def table_phrase(self) -> str:
         return (f"a {self.family} table of 2x{self.cols} with at least {self.stones} stones "

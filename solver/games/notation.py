@@ -1,6 +1,7 @@
 """Position and move text shared by the games: grids of counts and moves named by a pit."""
 from __future__ import annotations
 
+import math
 import re
 from typing import Sequence
 
@@ -85,3 +86,28 @@ def count_rows(grid: str) -> list[list[int]] | None:
     if len({len(row) for row in rows}) != 1:
         return None
     return rows
+
+
+def side_is(text: str, sides: Sequence[str]) -> bool:
+    """Whether the second field of a position's text is one of `sides`: the mark by which a
+    text tells its game (A/B Diffusion, L/D Overflow, P/p Zig Zag)."""
+    fields = str(text).split()
+    return len(fields) > 1 and fields[1] in sides
+
+
+def grid_of(text: str, fields: int, sides: Sequence[str]) -> list[list[int]] | None:
+    """The counts of a position text with `fields` fields and a side among `sides`, or None."""
+    parts = str(text).split()
+    if len(parts) != fields or parts[1] not in sides:
+        return None
+    return count_rows(parts[0])
+
+
+def two_row_boards(rows: list[list[int]] | None, stones: Sequence[int]) -> list[dict]:
+    """Boards of two rows of pits that a grid could be a position of: its width, with every
+    per-pit count in `stones` whose start holds at least the grid's stones."""
+    if rows is None or len(rows) != 2:
+        return []
+    least = math.ceil(sum(map(sum, rows)) / (2 * len(rows[0])))
+    return [{"cols": len(rows[0]), "stones": k} for k in stones if k >= least]
+

@@ -17,7 +17,7 @@ from ..contract import Game, Rates
 from ..kernels import compiled
 from ..errors import BadMove, BadParameters, BadPosition, quote
 from ..params import GRID, Parameter
-from .notation import check_side, count_rows, format_grid, parse_grid, split_fields
+from .notation import check_side, format_grid, grid_of, parse_grid, side_is, split_fields
 
 # (file step, rank step): E, NE, N, NW, W, SW, S, SE
 DIRECTIONS = [(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]
@@ -63,14 +63,12 @@ class Overflow(Game):
 
     @classmethod
     def looks_like(cls, text: str) -> bool:
-        fields = str(text).split()
-        return len(fields) > 1 and fields[1] in ("L", "D")
+        return side_is(text, "LD")
 
     @classmethod
     def boards_for_text(cls, text: str) -> list[dict]:
         """Rows of counts and L or D: the board of that many ranks and files."""
-        fields = str(text).split()
-        rows = count_rows(fields[0]) if len(fields) == 2 and cls.looks_like(text) else None
+        rows = grid_of(text, 2, "LD")
         return [] if rows is None else [{"size": f"{len(rows)}x{len(rows[0])}"}]
 
     def table_phrase(self) -> str:

@@ -7,7 +7,6 @@ the kernel (cext/zigzag.pyx) must agree with it move for move.
 """
 from __future__ import annotations
 
-import math
 import re
 import string
 from typing import NamedTuple
@@ -17,8 +16,8 @@ from ..kernels import compiled, run_stoppable
 from ..values import MARGIN
 from ..errors import BadMove, BadParameters, BadPosition, quote
 from ..params import Parameter
-from .notation import (check_side, count_rows, format_grid, parse_grid, parse_pit_move,
-                       split_fields)
+from .notation import (check_side, format_grid, grid_of, parse_grid, parse_pit_move, side_is,
+                       split_fields, two_row_boards)
 
 _zigzag = compiled("zigzag")
 MAX_COLS = 8
@@ -62,20 +61,12 @@ class ZigZag(Game):
 
     @classmethod
     def looks_like(cls, text: str) -> bool:
-        fields = str(text).split()
-        return len(fields) > 1 and fields[1] in ("P", "p")
+        return side_is(text, "Pp")
 
     @classmethod
     def boards_for_text(cls, text: str) -> list[dict]:
-        """Two rows of counts, P or p, ko and last capturer: its width, with every seeds-per-pit
-        count whose start holds at least the text's seeds."""
-        fields = str(text).split()
-        rows = count_rows(fields[0]) if len(fields) == 4 and cls.looks_like(text) else None
-        if rows is None or len(rows) != 2:
-            return []
-        least = math.ceil(sum(map(sum, rows)) / (2 * len(rows[0])))
-        return [{"cols": len(rows[0]), "stones": k} for k in cls.parameters_spec[1].values
-                if k >= least]
+        """Two rows of counts, P or p, ko and last capturer."""
+        return two_row_boards(grid_of(text, 4, "Pp"), cls.parameters_spec[1].values)
 
     def table_phrase(self) -> str:
         return (f"a {self.family} table of 2x{self.cols} with at least {self.stones} seeds "
