@@ -32,5 +32,7 @@ class TTSolver:
 
 def verify_keys(capsule: object, keys: npt.NDArray[np.uint64], records: npt.NDArray[np.uint16],
                 check: npt.NDArray[np.uint64],
-                control: npt.NDArray[np.int64] | None = None) -> tuple[int, int]:
-    """(mismatches, children missing from the arrays) of the packed positions `check`."""
+                control: npt.NDArray[np.int64] | None = None,
+                root: int | None = None) -> tuple[int, int, int]:
+    """(mismatches, children missing from the arrays, keys no checked position leads to
+    other than `root`) of the packed positions `check`."""

@@ -8,7 +8,7 @@ two positions never share an entry.  Every position is fully expanded, so values
 are exact for all of them, not just the root.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from libc.stdint cimport int64_t, uint16_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 
 import numpy as np
@@ -272,10 +272,13 @@ cdef class TTSolver:
 
 
 def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray check,
-                int64_t[::1] control=None):
+                int64_t[::1] control=None, root=None):
     """Recompute the records of the positions `check` from their children, looked up in the
-    sorted arrays (keys, records); returns (mismatches, children missing from the arrays).
-    With a `control`: stops when asked (KeyboardInterrupt) and counts the positions checked."""
+    sorted arrays (keys, records); returns (mismatches, children missing from the arrays,
+    keys that are no child of a checked position and not `root`).  Where `check` is every key
+    and `root` the start, the last count is of stored positions that cannot be reached from the
+    start through the stored ones.  With a `control`: stops when asked (KeyboardInterrupt) and
+    counts the positions checked."""
     cdef const GameKernel *game
     if not PyCapsule_IsValid(capsule, SOWSOLVE_KERNEL_CAPSULE):
         raise TypeError("expected a game kernel capsule")
@@ -290,7 +293,8 @@ def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray chec
     cdef const uint16_t[::1] r = np.ascontiguousarray(records, dtype=np.uint16)
     cdef const uint64_t[::1] todo = np.ascontiguousarray(check, dtype=np.uint64)
     cdef uint64_t child[MAX_CHILDREN]
-    cdef int64_t i, lo, hi, mid, bad = 0, missing = 0, n_keys = k.shape[0], pos
+    cdef int64_t i, lo, hi, mid, bad = 0, missing = 0, unreached = 0, n_keys = k.shape[0], pos
+    cdef uint8_t[::1] reached = np.zeros(n_keys, dtype=np.uint8)
     cdef int n, c, stopped = 0
     cdef uint16_t final_record = 0, stored
     cdef Fold fold
@@ -323,14 +327,21 @@ def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray chec
                 if pos < 0:
                     missing += 1
                     break
+                reached[pos] = 1
                 fold_add(&fold, r[pos])
             else:
                 bad += stored != fold_result(&fold)
         if not stopped and todo.shape[0]:
             ctl_add(ctl, todo.shape[0] - ((todo.shape[0] - 1) & ~(<int64_t>CONTROL_FLUSH - 1)))
+        for i in range(n_keys):
+            unreached += reached[i] == 0
     if stopped:
         raise KeyboardInterrupt
-    return bad, missing
+    if root is not None:
+        pos = _find(k, n_keys, <uint64_t>root)
+        if pos >= 0 and reached[pos] == 0:
+            unreached -= 1
+    return bad, missing, unreached
 
 
 cdef inline int64_t _find(const uint64_t[::1] k, int64_t n, uint64_t key) noexcept nogil:

@@ -26,7 +26,7 @@ from ..tables.store import TableWriter, open_table
 from ..tables import query as queries, report as reports, verify
 from ..tables.export import StdoutClosed, Terminated, export as export_table
 from . import locate, render
-from .options import BOARD, board_options
+from .options import BOARD, board_options, whole_number
 
 def _plain(message: str) -> str:
     """Click's messages without the validator jargon that some of its versions pass through."""
@@ -63,6 +63,9 @@ class OneSentenceGroup(TyperGroup):
 app = typer.Typer(cls=OneSentenceGroup, add_completion=True, no_args_is_help=True,
                   pretty_exceptions_enable=False, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]})
+
+#: whole-number options read strictly (cli/options.py: no '4.0', '2_2' or other scripts' digits)
+WHOLE = {"parser": whole_number, "metavar": "INTEGER"}
 
 USAGE_ERRORS = (BadParameters, BadPosition, BadMove, TableMissing, TableMismatch, ForeignTable)
 RUNTIME_ERRORS = (TableError, RuntimeError, MemoryError)
@@ -179,7 +182,7 @@ def complete_game(incomplete: str) -> list[str]:
     return [name for name in GAMES if name.startswith(incomplete)]
 
 
-MAX_POSITIONS = typer.Option(DEFAULT_MAX_POSITIONS, "--max-positions",
+MAX_POSITIONS = typer.Option(DEFAULT_MAX_POSITIONS, "--max-positions", **WHOLE,
                              help="Search limit for games solved by search (Overflow).")
 READ_GAME = typer.Argument(None, help=GAME_HELP + " Reads the table of this game and board "
                            "from the tables directory; left out with --table also left out, "
@@ -195,7 +198,7 @@ def solve(
     table: Optional[str] = typer.Option(None, "--table", help="Table file to write; left out, "
                                         "GAME-BOARD.sqlite in the tables directory "
                                         "($SOWSOLVE_TABLES, else sowsolve-tables)."),
-    threads: Optional[int] = typer.Option(None, "--threads", help="Solver threads; left out "
+    threads: Optional[int] = typer.Option(None, "--threads", **WHOLE, help="Solver threads; left out "
                                           "or 0, every core."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing table and start over."),
     max_positions: int = MAX_POSITIONS,
@@ -322,7 +325,7 @@ def query(
     show_line: bool = typer.Option(False, "--line", help="Also print the best line: each ply's "
                                    "move, the position after it and its value, to the end of "
                                    "the game (or until a position repeats)."),
-    plies: Optional[int] = typer.Option(None, "--plies", help="Stop the line after this many "
+    plies: Optional[int] = typer.Option(None, "--plies", **WHOLE, help="Stop the line after this many "
                                         "plies (implies --line)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ):
@@ -342,7 +345,7 @@ def query(
     Examples:
       sowsolve query '2222/2222 A'
       sowsolve query '2222/2222 A' --line --plies 6
-      sowsolve query '111/111/111 L' --json
+      sowsolve query '1111/1111/1111 L' --json
       sowsolve query '21/22 p - P' --stores 1,0
     """
     with clear_errors():
@@ -376,7 +379,7 @@ def export(
     fmt: ExportFormat = typer.Option(..., "--format", help="csv or jsonl."),
     out: str = typer.Option(..., "--out", help="Output file, written whole or not at all "
                             "(a pipe or device is written through; - for standard output)."),
-    max_stones: Optional[int] = typer.Option(None, "--max-stones",
+    max_stones: Optional[int] = typer.Option(None, "--max-stones", **WHOLE,
                                              help="Only positions with at most this many "
                                              "stones (discs, seeds) on the board."),
 ):
@@ -470,7 +473,7 @@ def tables(
 def perft(
     game: str = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game),
     board: dict = BOARD,
-    depth: int = typer.Option(..., "--depth", help="Plies to count."),
+    depth: int = typer.Option(..., "--depth", **WHOLE, help="Plies to count."),
     position: Optional[str] = typer.Option(None, "--position", help="Start from this position."),
     as_json: bool = typer.Option(False, "--json", help='Print {"perft": [n1, ..., nD]}.'),
 ):
@@ -508,13 +511,17 @@ def check(
     table: Optional[str] = typer.Option(None, "--table", help="Check this table file."),
     stored: bool = typer.Option(False, "--stored", help="Check the table of GAME and board in "
                                 "the tables directory (without GAME: its only table)."),
-    samples: int = typer.Option(1000, "--samples", help="Positions sampled per tier."),
-    full: bool = typer.Option(False, "--full", help="Table: verify every position, not a sample."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the sampling."),
+    samples: int = typer.Option(1000, "--samples", **WHOLE, help="Positions sampled per tier (a game "
+                                "checked along random games: in all)."),
+    full: bool = typer.Option(False, "--full", help="With a table: verify every position, not a "
+                              "sample."),
+    seed: int = typer.Option(0, "--seed", **WHOLE, help="Seed of the sampling."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):
-    """Self-check: the game contract (kernel == rules, ranking, un-moves), or a whole table
-    (block checksums, metadata, every sampled value against its children).
+    """Self-check: a game against its rules (the checks its solver declares: the kernel's moves
+    against the reference rules, and the solver's view -- ranking, children, un-moves, tier
+    graphs, packing), or a whole table (block checksums, metadata, every sampled value against
+    its children).
 
     \b
     Examples:
@@ -530,6 +537,9 @@ def check(
                                 "PATH, or --stored for the table of GAME in the tables directory)")
         if table is not None and stored:
             raise BadParameters("--table names the table to check; --stored finds it: give one")
+        if full and table is None and not stored:
+            raise BadParameters("--full verifies every position of a table: give --table PATH or "
+                                "--stored (a game's self-check is always a sample)")
         if table is not None or stored:
             path = locate.resolve_read_table(table, game, board)
             with open_table(path) as t:

@@ -5,6 +5,7 @@ to every command here, without an edit of the command line."""
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any, Callable, Optional
 
 import typer
@@ -42,9 +43,21 @@ def option_help(takers: list[tuple[games.GameEntry, Parameter]]) -> str:
     return "; ".join(f"{', '.join(labels)}: {text}" for text, labels in groups.items()) + "."
 
 
+def whole_number(text) -> int:
+    """A whole number as typed: ASCII digits with an optional sign, nothing else (no '4.0',
+    '2_2', full-width or other scripts' digits, which int() would take)."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    if not re.fullmatch(r"[-+]?[0-9]{1,30}", str(text), flags=re.ASCII):
+        raise typer.BadParameter("expected a whole number")
+    return int(text)
+
+
 def _option(name: str, takers) -> inspect.Parameter:
     parameter = takers[0][1]
-    info = typer.Option(None, parameter.option, help=option_help(takers), show_default=False)
+    strict = {"parser": whole_number, "metavar": "INTEGER"} if parameter.kind.cli_type is int else {}
+    info = typer.Option(None, parameter.option, help=option_help(takers), show_default=False,
+                        **strict)
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info,
                              annotation=Optional[parameter.kind.cli_type])
 

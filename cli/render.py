@@ -93,8 +93,11 @@ def query_text(r: dict) -> str:
         finals = res.get("final_stores") or {}
         stores = (", final stores " + ", ".join(f"{k} {finals[k]}" for k in ("P", "p") if k in finals)
                   if finals else "")
-        lines.append(f"result     {res['result']} for {res['side']} by "
-                     f"{plural(abs(res['final_margin']), 'seed', 'seeds')}{stores}")
+        if res["final_margin"]:
+            lines.append(f"result     {res['result']} for {res['side']} by "
+                         f"{plural(abs(res['final_margin']), 'seed', 'seeds')}{stores}")
+        else:
+            lines.append(f"result     a tie: equal stores at the end{stores}")
     if "line" in r:
         lines.extend(line_text(r, r["line"], r.get("line_end")))
     return "\n".join(lines)
@@ -164,6 +167,7 @@ def check_text(r: dict) -> str:
         head = (f"checked the contract of {r['description']}: "
                 f"{plural(r['positions'], 'position', 'positions')}, "
                 f"{plural(r['moves'], 'move', 'moves')}, {plural(r['unmoves'], 'un-move', 'un-moves')}")
+    head = "\n".join([head] + [f"note: {note}" for note in r.get("notes", [])])
     if not r["failures"]:
         return head + "\nOK"
     return "\n".join([head, f"{r['failure_count']} FAILURES:"] + [f"  {f}" for f in r["failures"]])
@@ -198,8 +202,8 @@ def tables_text(r: dict) -> str:
 def estimate_text(e: dict) -> str:
     """One line: what a solve will take."""
     positions = f"{count_text(e['positions'])} positions" if e["positions_exact"] else \
-        (f"at most {count_text(e['positions'])} positions (--max-positions; how many the search "
-         f"reaches is unknown before it runs)")
+        (f"at most {count_text(e['positions'])} positions (how many the search reaches is "
+         f"unknown before it runs)")
     return (f"estimate for {e['description']}: {positions}, peak memory "
             f"~{size_short(e['peak_memory'])}, table ~{size_short(e['table_bytes'])} on disk, "
             f"time ~{duration(e['seconds'])} ({e['basis']})")

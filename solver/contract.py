@@ -204,6 +204,10 @@ class Game(ABC):
         """Keyed games: how many positions a solve from the start reaches, where measured."""
         return None
 
+    def positions_bound(self) -> int | None:
+        """Keyed games: at most how many positions the board has at all (None: not known)."""
+        return None
+
     def beyond_measured(self) -> str | None:
         """Keyed games: why this board reaches more positions than any solve can hold, in a
         phrase ("boards beyond 16 cells reach billions"), or None where that is not known."""

@@ -97,7 +97,8 @@ def search_estimate(game: Game, max_positions: int) -> Estimate:
     rates = game.rates
     known = game.reachable_positions()
     exact = known is not None and known <= max_positions
-    positions = known if exact else max_positions
+    bound = game.positions_bound()
+    positions = known if exact else min(max_positions, bound if bound is not None else max_positions)
     return Estimate(game.name, game.describe(), positions, exact,
                     round(BASELINE_MEMORY + rates.memory_bytes_per_position * positions),
                     TABLE_OVERHEAD + round(rates.table_bytes_per_position * positions),

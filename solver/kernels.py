@@ -192,10 +192,12 @@ def verify_range(capsule, tier: int, start: int, stop: int, tables: list, thread
                                                                 threads, words), stop - start)
 
 
-def verify_keys(capsule, keys: np.ndarray, records: np.ndarray, check: np.ndarray) -> tuple[int, int]:
-    """(mismatches, missing children) of the packed positions `check` (cext/ttsolve.pyx)."""
-    return run_stoppable(lambda words: _ttsolve.verify_keys(capsule, keys, records, check, words),
-                         len(check))
+def verify_keys(capsule, keys: np.ndarray, records: np.ndarray, check: np.ndarray,
+                root: int | None = None) -> tuple[int, int, int]:
+    """(mismatches, missing children, keys not reached from `check` other than `root`) of the
+    packed positions `check` (cext/ttsolve.pyx)."""
+    return run_stoppable(lambda words: _ttsolve.verify_keys(capsule, keys, records, check, words,
+                                                            root), len(check))
 
 
 def solve_graph(graph: dict):

@@ -94,7 +94,7 @@ class WholeNumber(Kind):
 class GridSize(Kind):
     """Ranks x files as text, '4x4' (either x or X, spaces allowed around the numbers); the
     game's constructor gets (ranks, files), each of which must be an allowed value."""
-    _PATTERN = re.compile(r"\s*(\d{1,9})\s*[xX]\s*(\d{1,9})\s*")
+    _PATTERN = re.compile(r" *([0-9]{1,9}) *[xX] *([0-9]{1,9}) *", re.ASCII)
 
     def parse(self, value) -> tuple[int, int]:
         match = self._PATTERN.fullmatch(value) if isinstance(value, str) else None

@@ -241,11 +241,16 @@ class Search(Solver):
         keys = np.concatenate(keys) if keys else np.zeros(0, np.uint64)
         records = np.concatenate(records) if records else np.zeros(0, np.uint16)
         order = np.argsort(keys, kind="stable")
-        bad, missing = verify_keys(table.game.kernel().capsule(), keys[order], records[order], keys)
+        game = table.game
+        bad, missing, unreached = verify_keys(game.kernel().capsule(), keys[order], records[order],
+                                              keys, game.key(game.initial())[1])
         if bad:
             fail(f"{bad} stored values differ from their children's")
         if missing:
             fail(f"{missing} children of stored positions are missing from the table")
+        if unreached:
+            fail(f"{unreached} stored positions cannot be reached from the start through the "
+                 f"table's positions")
         return int(keys.size)
 
     def answer(self, game, position, max_positions, progress):

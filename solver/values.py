@@ -175,8 +175,11 @@ class WinLoss(ValueKind):
         outcome = game.outcome(position)
         if outcome is not None:
             return Value(outcome, 0)
+        moves = game.legal_moves(position)
+        if not moves:
+            raise ValueError("it has no move and no end: it is no position of the game")
         return min((self.decode(child_record(game.play(position, move))).for_mover()
-                    for move in game.legal_moves(position)), key=lambda v: v.sort_key())
+                    for move in moves), key=lambda v: v.sort_key())
 
     def mismatch(self, stored: Value, expected: Value) -> str:
         return (f"stored {stored.value} in {stored.remoteness}, its children give "

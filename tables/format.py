@@ -321,7 +321,7 @@ META_FIELDS = {
         _short_text(x) for x in v.values())),
     "created": (True, _short_text),
     "finished_at": (False, _short_text),
-    "solve_seconds": (False, lambda v: v is None or (_is_number(v) and v >= 0)),
+    "solve_seconds": (False, lambda v: v is None or (_is_number(v) and 0 <= v < 1e10)),
     "threads": (False, lambda v: _is_int(v) and 0 < v < 1 << 20),
 }
 

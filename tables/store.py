@@ -25,6 +25,7 @@ import secrets
 import sqlite3
 import stat
 import threading
+import time
 import urllib.parse
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -55,6 +56,8 @@ SCHEMA = [("table", TABLE_NAME, TABLE_NAME,
            f'CREATE TABLE "{TABLE_NAME}" (key TEXT PRIMARY KEY, value BLOB)'),
           ("index", f"sqlite_autoindex_{TABLE_NAME}_1", TABLE_NAME, None)]
 TEMP_PREFIX = ".sowsolve-new-"
+#: age after which an unlocked temporary table file is a leftover of a killed creation
+STALE_SECONDS = 60
 
 # sqlitedict logs from its worker thread; sowsolve reports errors itself, in one sentence.
 _sqlitedict_log = logging.getLogger("sqlitedict")
@@ -439,7 +442,8 @@ def _check_keys(game: Game, tier: int, block: int, keys: np.ndarray, first_keys:
     if keys.size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
         raise CorruptTable(f"{where} are not strictly increasing")
     if not game.keys_fit(tier, keys):
-        raise CorruptTable(f"{where} hold positions that are not packings of {tier} discs")
+        raise CorruptTable(f"{where} hold positions that are not packings of the tier "
+                           f"({tier} {'disc' if tier == 1 else 'discs'})")
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -716,9 +720,35 @@ class TableWriter(_TableFile):
             "created": _now(),
         }
 
+    @staticmethod
+    def _remove_stale(directory: str) -> None:
+        """Temporary files of creations killed before they were linked into place: no process
+        holds their lock, and they are older than a minute (a creation in progress locks its
+        file at once and links it within milliseconds)."""
+        try:
+            names = [n for n in os.listdir(directory) if n.startswith(TEMP_PREFIX)]
+        except OSError:
+            return
+        for name in names:
+            stale = os.path.join(directory, name)
+            try:
+                fd = os.open(stale, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            except OSError:
+                continue
+            try:
+                if time.time() - os.fstat(fd).st_mtime < STALE_SECONDS:
+                    continue
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                _remove(stale)
+            except OSError:
+                pass                    # held by a living process, or already gone
+            finally:
+                os.close(fd)
+
     def _write_new(self, directory: str) -> tuple[int, str]:
         """A new table with its metadata in a temporary file of `directory`, flocked: (fd,
         temporary path)."""
+        self._remove_stale(directory)
         tmp = os.path.join(directory, f"{TEMP_PREFIX}{secrets.token_hex(8)}.sqlite")
         try:
             fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)

@@ -21,3 +21,24 @@ def test_full_check_of_a_solved_table(tmp_path, name, cols, stones):
         assert report["positions_verified"] == sum(game.tier_size(t) for t in game.tiers())
         sampled = check_table(table, samples=300, full=False, seed=1)
         assert sampled["failures"] == [] and sampled["positions_verified"] > 0
+
+
+def test_a_sampled_check_reports_a_missing_child_and_goes_on(tmp_path, monkeypatch):
+    """A keyed table that lacks a position one of its positions leads to is a failure in the
+    report (with the others checked), not the end of the check."""
+    from sowsolve.tables.format import NotInTable
+    from sowsolve.tables.store import Table
+    solve_to(tmp_path / "o.sqlite", "overflow", size="3x3")
+    with open_table(tmp_path / "o.sqlite") as table:
+        lost = table.game.parse_position("020/000/000 D")     # a child of '011/000/000 L'
+        honest = Table.record
+
+        def record(self, position):
+            if self.game.key(position) == self.game.key(lost):
+                raise NotInTable(f"{self.game.format_position(position)} is not in the table")
+            return honest(self, position)
+        monkeypatch.setattr(Table, "record", record)
+        report = check_table(table, samples=10**6, full=False, seed=0)
+    assert report["positions_verified"] == sum(table.tier_size(t) for t in table.tiers)
+    assert report["failure_count"] >= 1
+    assert all("a position it leads to is missing" in f for f in report["failures"])

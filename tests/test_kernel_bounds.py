@@ -65,4 +65,30 @@ def test_verify_keys_checks_its_arrays():
     with pytest.raises(ValueError) as refused:
         kernels.verify_keys(game.kernel().capsule(), keys, records[:10], keys)
     assert "records" in one_sentence(refused)
-    assert kernels.verify_keys(game.kernel().capsule(), keys, records, keys) == (0, 0)
+    start = game.key(game.initial())[1]
+    assert kernels.verify_keys(game.kernel().capsule(), keys, records, keys, start) == (0, 0, 0)
+    # without the start named, the start is the one position no stored position leads to
+    assert kernels.verify_keys(game.kernel().capsule(), keys, records, keys) == (0, 0, 1)
+
+
+def test_verify_keys_finds_positions_the_start_does_not_reach():
+    """A keyed table with a position of two stacks that do not touch (no game reaches it:
+    RULES.md's one-group rule) and everything below it, each value consistent with its
+    children's, is still found out: the position is no child of any stored one."""
+    game = make_game("overflow", size="3x3")
+    capsule = game.kernel().capsule()
+    solver = kernels.TTSolver(capsule, 10**5)
+    start = game.key(game.initial())[1]
+    solver.run(start)
+    keys, records = solver.results()
+    stray = game.key(type(game.initial())((1,) + (0,) * 7 + (1,), "L"))[1]
+    assert int(stray) not in set(int(k) for k in keys)
+    extra = kernels.TTSolver(capsule, 10**5)
+    extra.run(stray)
+    more_keys, more_records = extra.results()
+    merged = {int(k): int(r) for k, r in zip(keys, records)}
+    merged.update({int(k): int(r) for k, r in zip(more_keys, more_records)})
+    all_keys = np.array(sorted(merged), dtype=np.uint64)
+    all_records = np.array([merged[int(k)] for k in all_keys], dtype=np.uint16)
+    bad, missing, unreached = kernels.verify_keys(capsule, all_keys, all_records, all_keys, start)
+    assert (bad, missing) == (0, 0) and unreached >= 1

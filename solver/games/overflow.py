@@ -264,6 +264,10 @@ class Overflow(Game):
     def keyed_tier_possible(self, tier: int) -> bool:
         return 1 <= tier <= self.ncells
 
+    def positions_bound(self) -> int:
+        """Every spread of 1..cells discs, either side to move."""
+        return sum(self.keyed_tier_bound(t) for t in range(1, self.ncells + 1))
+
     def reachable_positions(self) -> int | None:
         return self.REACHABLE.get(f"{self.rows}x{self.cols}")
 

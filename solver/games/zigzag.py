@@ -44,8 +44,9 @@ class ZigZag(Game):
     # `python bench/bench_zigzag.py --board 4:2 --board 4:3` (one core; the solver uses one):
     # 2.0 million positions/s on 2x4 K=3 (3.3 on K=2); peak memory about 150 bytes per position
     # of the largest tier (its move graph with numpy temporaries) plus the records of the lower
-    # tiers; table 0.25 (K=3) to 0.33 (K=2) bytes/position
-    rates = Rates(positions_per_second=2.0e6, threads=1, table_bytes_per_position=0.33,
+    # tiers; table 0.80 (K=2: 10.6 MB) to 0.85 (K=3: 160 MB) bytes/position since remoteness
+    # varies (README)
+    rates = Rates(positions_per_second=2.0e6, threads=1, table_bytes_per_position=0.85,
                   memory_bytes_per_position=150)
     value_kind = MARGIN
     storage_note = ("every board of up to the start's seeds, both sides to move, every ko and last "
