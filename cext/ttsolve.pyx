@@ -274,7 +274,8 @@ cdef class TTSolver:
 def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray check,
                 int64_t[::1] control=None, root=None):
     """Recompute the records of the positions `check` from their children, looked up in the
-    sorted arrays (keys, records); returns (mismatches, children missing from the arrays,
+    sorted arrays (keys, records); returns (mismatches, positions with a child missing from the
+    arrays,
     keys that are no child of a checked position and not `root`).  Where `check` is every key
     and `root` the start, the last count is of stored positions that cannot be reached from the
     start through the stored ones.  With a `control`: stops when asked (KeyboardInterrupt) and
@@ -295,7 +296,7 @@ def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray chec
     cdef uint64_t child[MAX_CHILDREN]
     cdef int64_t i, lo, hi, mid, bad = 0, missing = 0, unreached = 0, n_keys = k.shape[0], pos
     cdef uint8_t[::1] reached = np.zeros(n_keys, dtype=np.uint8)
-    cdef int n, c, stopped = 0
+    cdef int n, c, stopped = 0, lacking
     cdef uint16_t final_record = 0, stored
     cdef Fold fold
     cdef Control spare
@@ -322,13 +323,16 @@ def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray chec
                 bad += stored != final_record
                 continue
             fold_start(&fold)
-            for c in range(n):
+            lacking = 0
+            for c in range(n):              # every child found is marked reached
                 pos = _find(k, n_keys, child[c])
                 if pos < 0:
-                    missing += 1
-                    break
+                    lacking = 1
+                    continue
                 reached[pos] = 1
                 fold_add(&fold, r[pos])
+            if lacking:
+                missing += 1
             else:
                 bad += stored != fold_result(&fold)
         if not stopped and todo.shape[0]:

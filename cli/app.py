@@ -115,7 +115,7 @@ def default_table_path(game) -> str:
 
 
 def tier_bar(total: Optional[int], desc: str):
-    """The progress bar of solves, searches and exports (solver.retrograde.Progress): positions
+    """The progress bar of solves, searches and exports (solver.tiers.Progress): positions
     per second and, with a total, the time left; it leaves nothing on the screen once closed
     (the solvers close it however they end, Ctrl-C included)."""
     return tqdm(total=total, desc=desc, unit="pos", unit_scale=True, leave=False,
@@ -359,7 +359,7 @@ def query(
             result = queries.query(t, position, max_positions, progress=tier_bar)
             if stores is not None:
                 result["result"] = queries.final_result(t, result, stores)
-                result["stores"] = [int(x) for x in stores.split(",")]
+                result["stores"] = list(result["result"]["given"].values())
             if show_line or plies is not None:
                 walk = queries.line(t, position, plies, max_positions, progress=tier_bar)
                 result["line"], result["line_end"] = walk["line"], walk["end"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..solver.values import VALUE_KINDS
+from ..solver.values import VALUE_KINDS, plies
 
 UNITS = ("bytes", "KB", "MB", "GB", "TB", "PB", "EB")
 
@@ -48,9 +48,6 @@ def duration(seconds: float) -> str:
     return f"{seconds / (365.25 * 86400):,.0f} years"
 
 
-def plies(n: int) -> str:
-    return plural(n, "ply", "plies")
-
 
 def _value(r: dict, value, remoteness) -> str:
     """A value in words, as the value kind of the result `r` says it."""
@@ -87,15 +84,14 @@ def query_text(r: dict) -> str:
         lines.append(f"best       {' '.join(r['best'])}")
     if "result" in r:
         res = r["result"]
-        if r.get("stores"):
-            lines.append("stores     " + ", ".join(f"{side} {count}" for side, count
-                                                  in zip(("P", "p"), r["stores"])) + " (given)")
+        lines.append("stores     " + ", ".join(f"{side} {count}" for side, count
+                                              in res["given"].items()) + " (given)")
         finals = res.get("final_stores") or {}
-        stores = (", final stores " + ", ".join(f"{k} {finals[k]}" for k in ("P", "p") if k in finals)
+        stores = (", final stores " + ", ".join(f"{k} {n}" for k, n in finals.items())
                   if finals else "")
         if res["final_margin"]:
             lines.append(f"result     {res['result']} for {res['side']} by "
-                         f"{plural(abs(res['final_margin']), 'seed', 'seeds')}{stores}")
+                         f"{plural(abs(res['final_margin']), *res['unit'])}{stores}")
         else:
             lines.append(f"result     a tie: equal stores at the end{stores}")
     if "line" in r:

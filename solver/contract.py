@@ -51,8 +51,23 @@ class Game(ABC):
     #: whether a draw can be a position's value (False where the rules rule it out: a table
     #: record saying "draw" is then refused as corrupt)
     can_draw: bool = True
-    #: the solver this game was built for (solver/solvers.py), set by make_game
-    solver: "Solver"
+    @property
+    def solver(self) -> "Solver":
+        """The solver this game was built for (set by the registry's make_game); a game built
+        by its class directly gets the solver its name is registered with."""
+        solver = self.__dict__.get("_solver")
+        if solver is None:
+            from .games import SOLVED_BY     # the registry imports the games: look it up late
+            try:
+                solver = SOLVED_BY[self.name]
+            except KeyError:
+                raise BadParameters(f"{self.describe()} is not a registered game: no solver "
+                                    f"is known for it") from None
+        return solver
+
+    @solver.setter
+    def solver(self, solver: "Solver") -> None:
+        self.__dict__["_solver"] = solver
     #: measured cost of solving it (for estimates)
     rates: Rates = Rates()
 
@@ -225,7 +240,9 @@ class Game(ABC):
 
     def final_result(self, position, stores: str, margin: int) -> dict:
         """Score games: the end of the game from the stores already filled (text as the user
-        typed it) and the margin the side to move secures from `position` on."""
+        typed it) and the margin the side to move secures from `position` on, as {"side",
+        "final_margin", "result": win/loss/tie, "given": {side: stores given}, "unit": (one,
+        many) of what is counted, "final_stores": {side: count} where the end is known}."""
         raise BadParameters(f"--stores applies to games that keep score in stores; "
                             f"{self.describe()} has none")
 

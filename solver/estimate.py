@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 from .contract import Game
 from .search import DEFAULT_MAX_POSITIONS
+from .tiers import default_threads
 
 # The measured rates of each game are the game's (Game.rates, solver/contract.py: Rates), each
 # with the command that measured it; the shape of the estimate is the solver's.
@@ -83,7 +84,7 @@ def window_estimate(game: Game, threads: int, solved_tiers) -> Estimate:
     for tier in todo:                       # the tier being solved and the tiers it reads
         needed = {tier, *game.tier_dependencies(tier)}
         window = max(window, sum(sizes[t] for t in needed))
-    rate = rates.positions_per_second * max(1, min(threads, _cores())) / rates.threads
+    rate = rates.positions_per_second * max(1, min(threads, default_threads())) / rates.threads
     return Estimate(game.name, game.describe(), positions, True,
                     BASELINE_MEMORY + RECORD_BYTES * window,
                     TABLE_OVERHEAD + round(rates.table_bytes_per_position * sum(sizes.values())),
@@ -106,10 +107,6 @@ def search_estimate(game: Game, max_positions: int) -> Estimate:
                     f"{rates.positions_per_second / 1e6:.2f} M positions/s, "
                     f"{rates.memory_bytes_per_position:g} bytes per position in memory",
                     beyond_measured=None if exact else game.beyond_measured())
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def available_memory() -> int | None:

@@ -211,5 +211,4 @@ WINLOSS_LAYOUT = _retrograde.WINLOSS_LAYOUT
 MARGIN_LAYOUT = _scoresolve.MARGIN_LAYOUT
 TTSolver = _ttsolve.TTSolver
 SearchLimit = _ttsolve.SearchLimit
-solver_errors = _retrograde.ERRORS
 

@@ -7,6 +7,7 @@ sampled the same way (one seed), each filling one Report:
   check_kernel_moves kernel moves and children == the Python reference's
   check_children     the solver's view: kernel_children(t, i) == locate(child) of every
                      reference move, or the final record where the reference says it is over
+  check_dependencies every child lies in its tier or in a tier it declares it reads
   check_unmoves      every kernel un-move replays to the position; every reference move that
                      keeps the tier is found back among its child's un-moves (games offering
                      un-moves)
@@ -101,6 +102,18 @@ def check_children(game: Game, samples: int, rng: random.Random, report: Report)
                 report.fail(position, f"final ({outcome}) but the kernel says {view!r}")
         elif view != [tuple(game.locate(child)) for _, child in reference]:
             report.fail(position, "the kernel's child indices differ from the reference children")
+
+
+def check_dependencies(game: Game, samples: int, rng: random.Random, report: Report) -> None:
+    """Every child lies in the position's own tier or in one its tier declares it reads
+    (`tier_dependencies`): the tier manager hands a tier's work only those."""
+    for tier, _, position in _sampled(game, samples, rng):
+        reads = {tier, *game.tier_dependencies(tier)}
+        for move, child in _reference(game, position):
+            child_tier = game.locate(child)[0]
+            if child_tier not in reads:
+                report.fail(position, f"move {game.format_move(move)} leads to tier "
+                                      f"{child_tier}, which tier {tier} does not declare it reads")
 
 
 def check_unmoves(game: Game, samples: int, rng: random.Random, report: Report) -> None:

@@ -143,7 +143,8 @@ class Solver:
         return selfcheck.sampled_values(table, load, samples, seed, fail, tiered=True)
 
     def answer(self, game: Game, position, max_positions: int, progress: Progress):
-        """A record function for positions a table does not hold (NotInTable otherwise)."""
+        """A record function for positions a table does not hold, or None where this solver
+        answers none (the table's NotInTable stands)."""
         return None
 
 
@@ -170,8 +171,8 @@ class Retrograde(TierSolver):
     value_kind = WIN_LOSS
     #: capsule: `expand` for the solver kernel; children: the same view from Python (the check)
     kernel_needs = ("capsule", "children")
-    checks = (selfcheck.check_ranking, selfcheck.check_kernel_moves, selfcheck.check_children,
-              selfcheck.check_unmoves)
+    checks = (selfcheck.check_ranking, selfcheck.check_kernel_moves, selfcheck.check_dependencies,
+              selfcheck.check_children, selfcheck.check_unmoves)
     estimator = staticmethod(estimates.window_estimate)
 
     def worker(self, game, threads):
@@ -180,7 +181,7 @@ class Retrograde(TierSolver):
     def verify(self, table, load, full, samples, seed, fail):
         if not full:
             return super().verify(table, load, full, samples, seed, fail)
-        game = table.game
+        game = self.require_kernel(table.game)
         verifier = RetrogradeVerifier(game, load, default_threads())
         TierManager(game, load).run(verifier, lambda tier, records, seconds: None)
         for tier, bad in verifier.mismatches.items():
@@ -196,9 +197,9 @@ class ScoreTiers(TierSolver):
     indexing = DENSE
     value_kind = MARGIN
     kernel_needs = ()           # the game builds each tier's graph itself (tier_graph)
-    needs = ("kernel", "kernel_moves", "tier_graph", "move_gain", "leftover_margin", "tier_stones",
-             "side_index")
-    checks = (selfcheck.check_ranking, selfcheck.check_kernel_moves, selfcheck.check_tier_graph)
+    needs = ("kernel", "kernel_moves", "tier_graph", "move_gain", "leftover_margin", "side_index")
+    checks = (selfcheck.check_ranking, selfcheck.check_kernel_moves, selfcheck.check_dependencies,
+              selfcheck.check_tier_graph)
     estimator = staticmethod(estimates.graph_estimate)
 
     def worker(self, game, threads):
@@ -236,6 +237,7 @@ class Search(Solver):
     def verify(self, table, load, full, samples, seed, fail):
         if not full:
             return selfcheck.sampled_values(table, load, samples, seed, fail, tiered=False)
+        self.require_kernel(table.game)
         keys = [table.tier_keys(t) for t in table.tiers]
         records = [load(t) for t in table.tiers]
         keys = np.concatenate(keys) if keys else np.zeros(0, np.uint64)
@@ -247,13 +249,14 @@ class Search(Solver):
         if bad:
             fail(f"{bad} stored values differ from their children's")
         if missing:
-            fail(f"{missing} children of stored positions are missing from the table")
+            fail(f"{missing} stored positions lead to positions missing from the table")
         if unreached:
-            fail(f"{unreached} stored positions cannot be reached from the start through the "
-                 f"table's positions")
+            fail(f"{unreached} stored positions are led to by no stored position (nor are the "
+                 f"start): the search from the start cannot have reached them")
         return int(keys.size)
 
     def answer(self, game, position, max_positions, progress):
+        self.require_kernel(game)
         solver = search(game, position, max_positions, progress, "searching")
         return lambda p: solver.record(game.key(p)[1])
 

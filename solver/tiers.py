@@ -149,10 +149,11 @@ class TierWorker(Protocol):
     """The work on one tier: its records, from the records of the tiers it reads (`window`,
     tier -> records, holding at least `game.tier_dependencies(tier)`).  `passes` is how many
     times its kernel calls count over the tier (for the progress bar); a worker with several
-    kernel calls says `calls.next_call()` between them.  A worker depends only on its game,
-    its tier and the window: an executor that runs it in another process rebuilds it there
-    with `make_game(game.name, **game.parameters())` and `game.solver.worker(game, threads)`
-    (tests/test_executor.py does so)."""
+    kernel calls says `calls.next_call()` between them.  A solving worker depends only on its
+    game, its tier and the window: an executor that runs it in another process rebuilds it
+    there with `make_game(game.name, **game.parameters())` and `game.solver.worker(game,
+    threads)` (tests/test_executor.py does so).  Verifying workers read the table they check
+    and run where it is."""
     game: Game
     passes: int
 
@@ -225,13 +226,17 @@ class TierManager:
                     continue
                 for old in [t for t in window if last[t] < position]:
                     del window[old]
-                for dep in self.game.tier_dependencies(tier):
+                deps = list(self.game.tier_dependencies(tier))
+                for dep in deps:
                     if dep not in window:
                         window[dep] = self.load(dep)
                 size = self.game.tier_size(tier)
                 tracker.start_tier(tier, size, worker.passes)
                 started = time.perf_counter()
-                records = self.executor.run(worker, tier, window, tracker)
+                # only what the tier declares it reads: an undeclared dependency fails at once,
+                # not later on a resume whose window happens to lack it
+                reads = {dep: window[dep] for dep in deps}
+                records = self.executor.run(worker, tier, reads, tracker)
                 finished(tier, records, time.perf_counter() - started)
                 tracker.finish_tier()
                 if last[tier] > position:

@@ -102,8 +102,8 @@ ChildRecord = Callable[[object], int]
 
 
 class ValueKind:
-    """What records of one kind mean.  Subclasses fill every method; the rest of sowsolve
-    holds a kind as an object and asks it."""
+    """What records of one kind mean.  Subclasses fill every method below (a kind may offer
+    more, as MARGIN's `encode`); the rest of sowsolve holds a kind as an object and asks it."""
     #: the kind's name in JSON output ("value_kind")
     name: str
     #: the most plies a record can count (longer lines are refused by the solvers)
@@ -168,7 +168,7 @@ class WinLoss(ValueKind):
         return bad
 
     def columns(self, records: np.ndarray) -> tuple[list, list]:
-        names = np.array(["unsolved", "loss", "draw", "win"])
+        names = np.array([OUTCOME_NAMES.get(code, "unsolved") for code in range(_OUTCOME_MASK + 1)])
         return names[records & _OUTCOME_MASK].tolist(), (records >> _OUTCOME_BITS).tolist()
 
     def expected(self, game, position, child_record: ChildRecord) -> Value:

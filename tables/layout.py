@@ -52,8 +52,14 @@ class DenseLayout:
     def stored_positions(self, table, tier: int, start: int, stop: int) -> list:
         return table.game.stored_positions(tier, start, stop)
 
-    def locate(self, table, position, bad_position: Callable[[], Exception]) -> tuple[int, int]:
-        tier, index = table.game.locate(position)
+    def address(self, game: Game, position) -> tuple[int, int]:
+        """Where the game puts a position: (tier, index)."""
+        return game.locate(position)
+
+    def find(self, table, where: tuple[int, int], position,
+             bad_position: Callable[[], Exception]) -> tuple[int, int]:
+        """(tier, index) of the record at address `where` in `table`."""
+        tier, index = where
         if tier not in table._solved:
             if str(tier) in table.meta["tier_sizes"]:
                 raise UnfinishedTable(f"tier {tier} of {table.path} is not solved yet")
@@ -114,8 +120,14 @@ class KeyedLayout:
             positions.extend(table.game.position_of_key(int(k)) for k in keys)
         return positions
 
-    def locate(self, table, position, bad_position: Callable[[], Exception]) -> tuple[int, int]:
-        tier, key = table.game.key(position)
+    def address(self, game: Game, position) -> tuple[int, int]:
+        """Where the game puts a position: (tier, canonical packed position)."""
+        return game.key(position)
+
+    def find(self, table, where: tuple[int, int], position,
+             bad_position: Callable[[], Exception]) -> tuple[int, int]:
+        """(tier, index) of the record of the packed position `where` in `table`."""
+        tier, key = where
         if tier not in table._solved:
             raise table._not_in_table(position)
         first_keys = table.tier_info(tier)["first_keys"]

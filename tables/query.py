@@ -39,7 +39,7 @@ def query(table: Table, text: str, max_search: int = DEFAULT_MAX_POSITIONS,
         record(position)
     except NotInTable:
         record = _answer(table, position, max_search, progress)
-        source = "search"
+        source = game.solver.name           # answered by the solver, not the table
     kind = game.value_kind
     value = kind.decode(record(position))
     if source == "table":

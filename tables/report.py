@@ -1,11 +1,8 @@
 """What `info` and a finished `solve` report about a table, as plain data for text or JSON."""
 from __future__ import annotations
 
+from .query import _value_dict
 from .store import Table
-
-
-def _value_dict(value) -> dict:
-    return {"value": value.value, "remoteness": value.remoteness}
 
 
 def _start_values(table: Table) -> list[dict]:

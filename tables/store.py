@@ -549,11 +549,12 @@ class Table(_TableFile):
             return BadPosition(f"{quote(repr(position), 60)} is not a position of "
                                f"{self.game.describe()}")
         try:
-            return self.layout.locate(self, position, bad_position)
+            where = self.layout.address(self.game, position)
         except (ValueError, TypeError, IndexError, AttributeError) as exc:
-            if isinstance(exc, (BadPosition, BadParameters, TableError)):
+            if isinstance(exc, (BadPosition, BadParameters)):
                 raise
             raise bad_position() from None
+        return self.layout.find(self, where, position, bad_position)
 
     def _not_in_table(self, position) -> "NotInTable":
         return NotInTable(f"{self.game.format_position(position)} is not in {self.path}: it cannot "

@@ -118,3 +118,24 @@ def test_every_registered_game_is_built_for_a_registered_solver(name):
     smallest = {p.name: p.kind.write(min(p.values)) for p in GAMES[name].parameters}
     game = make_game(name, **smallest)
     assert game.solver in SOLVERS.values() and game.value_kind in VALUE_KINDS.values()
+
+
+def test_an_undeclared_tier_dependency_fails_the_self_check_and_the_solve(tmp_path):
+    """A game whose tier leaves out a tier its children lie in: `check GAME` names the move,
+    and a solve stops at that tier at once (the worker is handed only what the tier declares),
+    instead of working from scratch and failing on a resume."""
+    from sowsolve.solver.games.diffusion import Diffusion
+    from sowsolve.tables.store import TableWriter
+
+    class Forgetful(Diffusion):
+        def tier_dependencies(self, tier):
+            return [d for d in super().tier_dependencies(tier) if d != tier - 2]
+
+    game = Forgetful(cols=4, stones=2)
+    game.solver = SOLVERS["retrograde"]
+    report = game.solver.self_check(game, samples=300)
+    assert report["failure_count"] > 0
+    assert all("does not declare it reads" in f for f in report["failures"])
+    with TableWriter(str(tmp_path / "t.sqlite"), game) as writer:
+        with pytest.raises(RuntimeError, match="not loaded"):
+            game.solver.solve(game, writer, threads=1)

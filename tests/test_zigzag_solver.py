@@ -130,6 +130,7 @@ def test_zigzag_through_the_commands(tmp_path):
                                        "--json"]).stdout)
     assert q["value"] == -4 and q["best"] == ["a", "b"]
     assert q["result"] == {"side": "p", "final_margin": -4, "result": "loss",
+                           "given": {"P": 0, "p": 0}, "unit": ["seed", "seeds"],
                            "final_stores": {"p": 2, "P": 6}}
     # the stores and the board always hold all 2 * 2 * 2 = 8 seeds; stores fill only by captures
     for stores, position, words in (("9,9", "22/22 p - -", f"make {9 + 9 + 8}"),

@@ -78,6 +78,9 @@ class GameEntry:
                   for p in self.parameters}
         make = getattr(self.cls, "from_parameters", self.cls)
         game = make(**self.fixed, **values)
+        if game.name != self.name:
+            raise ValueError(f"{self.cls.__name__} built for {self.name!r} calls itself "
+                             f"{game.name!r}: tables would name the wrong game")
         self.solver.require(game)
         game.solver = self.solver
         return game

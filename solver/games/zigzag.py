@@ -214,7 +214,8 @@ class ZigZag(Game):
 
     def final_result(self, position: Position, stores: str, margin: int) -> dict:
         """The end of the game from the stores already filled ("P,p", as typed after --stores)
-        and the margin the side to move secures from `position` on."""
+        and the margin the side to move secures from `position` on: side, final margin, result,
+        the stores given and (where the end is known) the final stores, by side."""
         match = re.fullmatch(r"\s*(\d{1,4})\s*,\s*(\d{1,4})\s*", stores)
         if match is None:
             raise BadParameters(f"--stores must be two counts, P's and p's, like 12,8; not "
@@ -234,13 +235,14 @@ class ZigZag(Game):
         own, other = (store_p, store_q) if position.side == "P" else (store_q, store_p)
         difference = own - other + margin
         result = {"side": position.side, "final_margin": difference,
-                  "result": "win" if difference > 0 else "loss" if difference < 0 else "tie"}
+                  "result": "win" if difference > 0 else "loss" if difference < 0 else "tie",
+                  "given": {"P": store_p, "p": store_q}, "unit": ("seed", "seeds")}
         if (seeds + margin) % 2 == 0 and (position.last is not None or margin != 0):
             # every seed on the board ends in a store: the last capturer takes what is left
             gain_own, gain_other = (seeds + margin) // 2, (seeds - margin) // 2
             finals = (own + gain_own, other + gain_other)
             sides = ("P", "p") if position.side == "P" else ("p", "P")
-            result["final_stores"] = dict(zip(sides, finals))
+            result["final_stores"] = {side: dict(zip(sides, finals))[side] for side in ("P", "p")}
         return result
 
     def format_move(self, move: int) -> str:
