@@ -22,7 +22,8 @@ from ..solver.tiers import default_threads
 from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver import estimate as estimates
 from ..tables.format import ForeignTable, TableError, TableMismatch, TableMissing
-from ..tables.store import TableWriter, open_table
+from ..tables.layout import layout_of
+from ..tables.store import TableWriter, check_same_table, open_table
 from ..tables import query as queries, report as reports, verify
 from ..tables.export import StdoutClosed, Terminated, export as export_table
 from . import locate, render
@@ -110,8 +111,8 @@ def emit_json(obj) -> None:
     typer.echo(json.dumps(obj, indent=2))
 
 
-def default_table_path(game) -> str:
-    return locate.default_table_path(game)
+def default_table_path(game, max_stones: int | None = None) -> str:
+    return locate.default_table_path(game, max_stones=max_stones)
 
 
 def tier_bar(total: Optional[int], desc: str):
@@ -206,6 +207,9 @@ def solve(
                                  "memory, disk, time) and write nothing."),
     allow_large: bool = typer.Option(False, "--allow-large", help="Start a solve even when its "
                                      "estimate is over this machine's memory or disk, or a day."),
+    max_stones: Optional[int] = typer.Option(None, "--max-stones", **WHOLE, help="An endgame "
+                                             "table: only the positions with at most this many "
+                                             "stones (discs, seeds) on the board (tiered games)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ):
     """Solve every position of a board into a table.
@@ -226,18 +230,22 @@ def solve(
       sowsolve solve overflow --size 3x4
       sowsolve solve zigzag --cols 4 --stones 2
       sowsolve solve zigzag --dry-run
+      sowsolve solve zigzag --max-stones 8
     """
     with clear_errors():
         threads = check_threads(threads)
         check_max_positions(max_positions)
         g = make_game(game, **board)
         g.solver.prepare(g)               # a board its kernel cannot take fails here
-        path = table or default_table_path(g)
-        solved, finished = _solved_tiers(path, g, force)
+        if max_stones is not None and max_stones < 0:
+            raise BadParameters(f"--max-stones must be 0 or more, not {max_stones}")
+        order = layout_of(g).new_tiers(g, max_stones)    # an endgame limit the game cannot take
+        path = table or default_table_path(g, max_stones=max_stones)
+        solved, finished = _solved_tiers(path, g, force, max_stones)
         estimate = None
         if not finished:
             estimate = estimates.check_machine(
-                estimates.estimate(g, threads, max_positions, solved), path).as_dict()
+                estimates.estimate(g, threads, max_positions, solved, order or None), path).as_dict()
             if dry_run:
                 if as_json:
                     emit_json(estimate)
@@ -250,7 +258,7 @@ def solve(
             typer.echo(f"{path} is finished: solve would do nothing")
             return
         created = force or not os.path.exists(path)
-        writer = TableWriter(path, g, force=force)     # refuses a table another solve holds
+        writer = TableWriter(path, g, force=force, max_stones=max_stones)  # one solve at a time
         if estimate is not None:
             typer.echo(render.estimate_text(estimate), err=True)
         try:
@@ -300,14 +308,12 @@ def _interrupted(game, writer, path: str) -> str:
             f"the same command again to resume")
 
 
-def _solved_tiers(path: str, game, force: bool) -> tuple[set[int], bool]:
+def _solved_tiers(path: str, game, force: bool, max_stones) -> tuple[set[int], bool]:
     """(tiers already solved, finished) of the table a solve would continue; read only."""
     if force or not os.path.exists(path):
         return set(), False
     with open_table(path, allow_unfinished=True) as existing:
-        if existing.meta["game"] != game.name or existing.meta["parameters"] != game.parameters():
-            raise TableMismatch(f"{path} holds {existing.game.describe()}, not {game.describe()}; "
-                                f"use --force to overwrite it or choose another --table")
+        check_same_table(path, existing.meta, existing.game, game, max_stones)
         if not game.solver.resumable:       # it starts over: all of it is to do
             return set(), existing.finished
         return set(existing.solved_tiers), existing.finished

@@ -25,13 +25,15 @@ def short(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def table_file_name(game: Game) -> str:
+def table_file_name(game: Game, max_stones: int | None = None) -> str:
     board = "-".join(f"{k}{v}" for k, v in game.parameters().items())
-    return f"{game.name}-{board}.sqlite"
+    limit = "" if max_stones is None else f"-max{max_stones}"
+    return f"{game.name}-{board}{limit}.sqlite"
 
 
-def default_table_path(game: Game, directory: str | None = None) -> str:
-    return os.path.join(directory or tables_directory(), table_file_name(game))
+def default_table_path(game: Game, directory: str | None = None,
+                       max_stones: int | None = None) -> str:
+    return os.path.join(directory or tables_directory(), table_file_name(game, max_stones))
 
 
 def solve_command(game: Game) -> str:

@@ -125,6 +125,8 @@ def info_text(r: dict) -> str:
     lines = [f"table      {r['table']}",
              f"game       {r['description']}",
              f"status     {'finished' if r['finished'] else 'NOT finished'}",
+             *([f"endgame    at most {r['max_stones']:,} stones (discs, seeds) on the board"]
+               if r.get("max_stones") is not None else []),
              (f"positions  {r['positions_per_side']:,} stored: {r['note']}"
               if r["finished"] else
               f"positions  {r.get('positions_solved', 0):,} of {r['positions_per_side']:,} solved so "

@@ -48,21 +48,22 @@ class Estimate:
 
 
 def estimate(game: Game, threads: int = 2, max_positions: int = DEFAULT_MAX_POSITIONS,
-             solved_tiers: set[int] | frozenset[int] = frozenset()) -> Estimate:
-    """The cost of solving `game` (the tiers not in `solved_tiers`) on `threads` threads, by
-    the rates of the game's solver."""
-    return game.solver.estimate(game, threads, max_positions, solved_tiers)
+             solved_tiers: set[int] | frozenset[int] = frozenset(),
+             order: list[int] | None = None) -> Estimate:
+    """The cost of solving `game` (the tiers of `order`, all by default, not in `solved_tiers`)
+    on `threads` threads, by the rates of the game's solver."""
+    return game.solver.estimate(game, threads, max_positions, solved_tiers, order)
 
 
-def _todo(game: Game, solved_tiers) -> tuple[dict[int, int], list[int]]:
-    sizes = {t: game.tier_size(t) for t in game.tiers()}
+def _todo(game: Game, solved_tiers, order=None) -> tuple[dict[int, int], list[int]]:
+    sizes = {t: game.tier_size(t) for t in (game.tiers() if order is None else order)}
     return sizes, [t for t in sizes if t not in solved_tiers]
 
 
-def graph_estimate(game: Game, threads: int, solved_tiers) -> Estimate:
+def graph_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estimate:
     """Score tiers, on one core: the largest tier's move graph, and the lower tiers' records."""
     rates = game.rates
-    sizes, todo = _todo(game, solved_tiers)
+    sizes, todo = _todo(game, solved_tiers, order)
     positions = sum(sizes[t] for t in todo)
     largest = max((sizes[t] for t in todo), default=0)
     lower = sum(sizes.values())         # the lower tiers' records that captures lead to
@@ -74,11 +75,11 @@ def graph_estimate(game: Game, threads: int, solved_tiers) -> Estimate:
                     f"{rates.memory_bytes_per_position:g} bytes per position of the largest tier")
 
 
-def window_estimate(game: Game, threads: int, solved_tiers) -> Estimate:
+def window_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estimate:
     """Retrograde tiers: the window of tiers in memory (2 bytes per record); the rate scales
     with the threads up to the cores."""
     rates = game.rates
-    sizes, todo = _todo(game, solved_tiers)
+    sizes, todo = _todo(game, solved_tiers, order)
     positions = sum(sizes[t] for t in todo)
     window = 0
     for tier in todo:                       # the tier being solved and the tiers it reads

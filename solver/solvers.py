@@ -124,7 +124,9 @@ class Solver:
         raise NotImplementedError
 
     def estimate(self, game: Game, threads: int, max_positions: int,
-                 solved: set[int] | frozenset[int]) -> estimates.Estimate:
+                 solved: set[int] | frozenset[int], order: list[int] | None = None
+                 ) -> estimates.Estimate:
+        """The cost of a solve (of the tiers of `order`, an endgame table's, where given)."""
         raise NotImplementedError
 
     def self_check(self, game: Game, samples: int = 1000, seed: int = 0) -> dict:
@@ -151,8 +153,8 @@ class Solver:
 class TierSolver(Solver):
     """Solvers whose tiers are walked by the tier manager with one worker per tier."""
 
-    def estimate(self, game, threads, max_positions, solved):
-        return self.estimator(game, threads, solved)
+    def estimate(self, game, threads, max_positions, solved, order=None):
+        return self.estimator(game, threads, solved, order)
 
     def worker(self, game: Game, threads: int | None):
         raise NotImplementedError
@@ -183,7 +185,7 @@ class Retrograde(TierSolver):
             return super().verify(table, load, full, samples, seed, fail)
         game = self.require_kernel(table.game)
         verifier = RetrogradeVerifier(game, load, default_threads())
-        TierManager(game, load).run(verifier, lambda tier, records, seconds: None)
+        TierManager(game, load, order=table.tiers).run(verifier, lambda tier, records, seconds: None)
         for tier, bad in verifier.mismatches.items():
             if bad:
                 fail(f"tier {tier}: {bad} stored values differ from their children's")
@@ -231,7 +233,7 @@ class Search(Solver):
         self.require_kernel(game)
         return solve_by_search(game, store, max_positions, progress)
 
-    def estimate(self, game, threads, max_positions, solved):
+    def estimate(self, game, threads, max_positions, solved, order=None):
         return estimates.search_estimate(game, max_positions)
 
     def verify(self, table, load, full, samples, seed, fail):

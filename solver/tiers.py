@@ -35,6 +35,8 @@ class TierStore(Protocol):
 
     def save_tier(self, tier: int, records: np.ndarray, summary: dict, **extra) -> None: ...
 
+    # optional: def tier_order(self) -> list[int], the tiers to solve (default: the game's)
+
 
 @dataclass
 class TierReport:
@@ -260,5 +262,7 @@ def solve_tiers_with(game: Game, store: TierStore, worker: TierWorker,
         store.save_tier(tier, records, summary)
         report.add(tier, summary, seconds)
 
-    TierManager(game, store.load_tier, executor).run(worker, finished, set(done), progress)
+    # a table's own tier list (an endgame table holds the first tiers only), else the game's
+    order = store.tier_order() if hasattr(store, "tier_order") else None
+    TierManager(game, store.load_tier, executor, order).run(worker, finished, set(done), progress)
     return report

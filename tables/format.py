@@ -85,6 +85,10 @@ class NotInTable(TableError, LookupError):
     """A keyed table holds only the positions its search reached."""
 
 
+class BeyondTable(TableError, LookupError):
+    """An endgame table (solved with --max-stones S) holds no position with more stones."""
+
+
 class TableMismatch(TableError, ValueError):
     """A table of another game or board than the one asked for."""
 
@@ -323,6 +327,7 @@ META_FIELDS = {
     "finished_at": (False, _short_text),
     "solve_seconds": (False, lambda v: v is None or (_is_number(v) and 0 <= v < 1e10)),
     "threads": (False, lambda v: _is_int(v) and 0 < v < 1 << 20),
+    "max_stones": (False, lambda v: _is_int(v) and 0 <= v < 1 << 16),
 }
 
 

@@ -18,18 +18,37 @@ from typing import Callable
 import numpy as np
 
 from ..solver.contract import Game
-from .format import CorruptTable, UnfinishedTable, keys_key
+from ..solver.errors import BadParameters
+from .format import BeyondTable, CorruptTable, UnfinishedTable, keys_key
+
+
+def endgame_tiers(game: Game, max_stones: int | None) -> list[int]:
+    """The game's tiers with at most `max_stones` stones (all with None), in solving order;
+    BadParameters where they are not closed under play (a tier kept reads one left out)."""
+    order = [t for t in game.tiers() if max_stones is None or game.tier_stones(t) <= max_stones]
+    kept = set(order)
+    for tier in order:
+        if not kept.issuperset(game.tier_dependencies(tier)):
+            raise BadParameters(f"the tiers of {game.describe()} with at most {max_stones} stones "
+                                f"are not closed under play: no endgame table can stop there")
+    if not order:
+        raise BadParameters(f"{game.describe()} has no position with at most {max_stones} "
+                            f"stones")
+    return order
 
 
 class DenseLayout:
     name = "dense"
 
-    def new_tiers(self, game: Game) -> list[int]:
-        return list(game.tiers())
+    def new_tiers(self, game: Game, max_stones: int | None = None) -> list[int]:
+        return endgame_tiers(game, max_stones)
 
     def check_meta(self, game: Game, meta: dict, corrupt: Callable[[str], CorruptTable]) -> None:
         tiers, sizes, solved = meta["tiers"], meta["tier_sizes"], meta["solved_tiers"]
-        order = list(game.tiers())
+        try:
+            order = endgame_tiers(game, meta.get("max_stones"))
+        except BadParameters as exc:
+            raise corrupt(f"its limit of {meta.get('max_stones')} stones is not valid ({exc})") from None
         if tiers != order:
             raise corrupt(f"its tier list is not that of {game.describe()}")
         if set(sizes) != {str(t) for t in order}:
@@ -63,6 +82,11 @@ class DenseLayout:
         if tier not in table._solved:
             if str(tier) in table.meta["tier_sizes"]:
                 raise UnfinishedTable(f"tier {tier} of {table.path} is not solved yet")
+            limit = table.meta.get("max_stones")
+            if limit is not None and table.game.tier_stones(tier) > limit:
+                raise BeyondTable(f"{table.game.format_position(position)} is beyond this table: "
+                                  f"{table.path} is an endgame table of at most {limit} stones "
+                                  f"on the board")
             raise bad_position()
         return tier, index
 
@@ -73,7 +97,7 @@ class DenseLayout:
     def check_tiers(self, table, fail: Callable[[str], None]) -> bool:
         """The metadata's tiers against the game's; False when values cannot be walked."""
         game = table.game
-        if [int(t) for t in table.tiers] != list(game.tiers()):
+        if [int(t) for t in table.tiers] != endgame_tiers(game, table.meta.get("max_stones")):
             fail("the metadata's tier list differs from the game's")
             return False
         consistent = True
@@ -88,11 +112,16 @@ class DenseLayout:
 class KeyedLayout:
     name = "keys"
 
-    def new_tiers(self, game: Game) -> list[int]:
+    def new_tiers(self, game: Game, max_stones: int | None = None) -> list[int]:
+        if max_stones is not None:
+            raise BadParameters(f"{game.describe()} is solved by a search from the start: it "
+                                f"makes no endgame tables (--max-stones)")
         return []                   # a search finds its tiers
 
     def check_meta(self, game: Game, meta: dict, corrupt: Callable[[str], CorruptTable]) -> None:
         tiers, sizes, solved = meta["tiers"], meta["tier_sizes"], meta["solved_tiers"]
+        if meta.get("max_stones") is not None:
+            raise corrupt("it names an endgame limit, which tables made by a search never have")
         if not getattr(game.kernel(), "keyable", False):
             raise corrupt(f"positions of {game.describe()} do not pack into keys")
         if any(not game.keyed_tier_possible(t) for t in tiers) or tiers != sorted(set(tiers)):

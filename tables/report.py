@@ -2,13 +2,21 @@
 from __future__ import annotations
 
 from .query import _value_dict
+from .format import BeyondTable
 from .store import Table
 
 
 def _start_values(table: Table) -> list[dict]:
+    """The start's values (none in an endgame table, whose positions have fewer stones)."""
     game = table.game
-    return [{"position": game.format_position(p), **_value_dict(table.probe(p))}
-            for p in game.initial_positions()]
+    starts = []
+    for position in game.initial_positions():
+        try:
+            starts.append({"position": game.format_position(position),
+                           **_value_dict(table.probe(position))})
+        except BeyondTable:
+            continue
+    return starts
 
 
 def summary(table: Table) -> dict:
@@ -20,6 +28,7 @@ def summary(table: Table) -> dict:
         "parameters": meta["parameters"],
         "positions_per_side": positions,
         "start": _start_values(table),
+        "max_stones": meta.get("max_stones"),
         "value_kind": table.game.value_kind.name,
         "solve_seconds": meta.get("solve_seconds"),
         "size_on_disk": table.size_on_disk(),
@@ -53,6 +62,7 @@ def info(table: Table) -> dict:
         "positions_per_side": positions,
         "positions_solved": solved_positions,
         "note": table.game.storage_note,
+        "max_stones": meta.get("max_stones"),
         "value_kind": table.game.value_kind.name,
         **totals,
         "tiers": tiers,

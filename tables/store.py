@@ -655,14 +655,31 @@ def _remove(path: str) -> None:
         pass
 
 
+def check_same_table(path: str, meta: dict, held: Game, game: Game, max_stones: int | None) -> None:
+    """TableMismatch unless the table at `path` (its metadata, its game `held`) is the one a
+    solve of `game` up to `max_stones` stones asks for: game, board and endgame limit."""
+    if meta["game"] != game.name or meta["parameters"] != game.parameters():
+        raise TableMismatch(f"{path} holds {held.describe()}, not {game.describe()}; use --force "
+                            f"to overwrite it or choose another --table")
+    if meta.get("max_stones") != max_stones:
+        def limit(n):
+            return "every position" if n is None else f"positions of at most {n} stones"
+        raise TableMismatch(f"{path} holds {limit(meta.get('max_stones'))}, not "
+                            f"{limit(max_stones)}; use --force to overwrite it or choose another "
+                            f"--table")
+
+
 class TableWriter(_TableFile):
     """A table being solved: the solver's TierStore.  Each tier is one SQLite transaction
     (synchronous=FULL, rollback journal); the writer holds the file's exclusive flock until
     close(), so a second solve of the same table (with or without --force) is refused."""
 
-    def __init__(self, path: str, game: Game, force: bool = False, threads: int | None = None):
+    def __init__(self, path: str, game: Game, force: bool = False, threads: int | None = None,
+                 max_stones: int | None = None):
         self.path = os.fspath(path)
         self.game = game
+        self.max_stones = max_stones
+        layout_of(game).new_tiers(game, max_stones)     # a limit the game cannot take: now
         self.threads = threads or os.cpu_count() or 1
         self._db = None
         self._fds: list[int] = []
@@ -670,10 +687,7 @@ class TableWriter(_TableFile):
             self._acquire(force)
             self._db = _open_dict(self.path, writable=True)
             self._load_meta()
-            if self.meta["game"] != game.name or self.meta["parameters"] != game.parameters():
-                raise TableMismatch(f"{self.path} holds {self.game.describe()}, not "
-                                    f"{game.describe()}; use --force to overwrite it or choose "
-                                    f"another --table")
+            self._check_same(self.meta, self.game)
             self.game = game
         except BaseException:
             self.close()
@@ -694,19 +708,22 @@ class TableWriter(_TableFile):
                 self._reset()
             else:
                 with open_table(self.path, allow_unfinished=True) as existing:
-                    if (existing.meta["game"] != self.game.name
-                            or existing.meta["parameters"] != self.game.parameters()):
-                        raise TableMismatch(
-                            f"{self.path} holds {existing.game.describe()}, not "
-                            f"{self.game.describe()}; use --force to overwrite it or choose "
-                            f"another --table")
+                    self._check_same(existing.meta, existing.game)
             return
         raise TableBusy(f"{self.path} keeps being replaced by another process; try again")
+
+    def _check_same(self, meta: dict, held: Game) -> None:
+        check_same_table(self.path, meta, held, self.game, self.max_stones)
+
+    def tier_order(self) -> list[int]:
+        """The tiers this table holds, in solving order (an endgame table: the first ones)."""
+        return list(self.meta["tiers"])
 
     def _new_meta(self) -> dict:
         game = self.game
         layout = layout_of(game)
-        tiers = layout.new_tiers(game)
+        tiers = layout.new_tiers(game, self.max_stones)
+        limit = {} if self.max_stones is None else {"max_stones": self.max_stones}
         return {
             "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
             "game": game.name, "parameters": game.parameters(),
@@ -719,6 +736,7 @@ class TableWriter(_TableFile):
             "solved_tiers": [], "finished": False,
             "software": {"sowsolve": _version()},
             "created": _now(),
+            **limit,
         }
 
     @staticmethod

@@ -23,12 +23,13 @@ def compositions(total, parts):
             yield (x,) + rest
 
 
-def brute_force_margins(game):
-    """P's margin of every position: for each tier, thresholds t above the value of endless
-    play that P can force an exit to reach (naive attractor fixpoints), and below it for p."""
+def brute_force_margins(game, max_seeds=None):
+    """P's margin of every position (with at most `max_seeds` seeds on the board): for each
+    tier, thresholds t above the value of endless play that P can force an exit to reach
+    (naive attractor fixpoints), and below it for p."""
     cols = game.cols
     values = {}
-    for seeds in range(game.total + 1):
+    for seeds in range(game.total + 1 if max_seeds is None else max_seeds + 1):
         for last in (None, "P", "p"):
             endless = 0 if last is None else (seeds if last == "P" else -seeds)
             nodes = [Position(board, side, ko, last)

@@ -160,6 +160,28 @@ class ZigZag(Game):
             result.append((pit, turn))
         return result
 
+    # --- symmetry -----------------------------------------------------------------------
+    # Turning the board half a turn puts each row onto the other row reversed: pit i goes to
+    # pit 2n-1-i (the board text read backwards), so the players' names swap.  The turn maps
+    # the circuit onto itself run the other way round (a B c D e F f E d C b A becomes
+    # F e D c B a A b C d E f), each column onto a column and each half of the board onto the
+    # other half; "towards the vertical centre line", "the pit in the same column" and "across
+    # the centre line" are kept, so a turn sowed one way round becomes the same turn sowed the
+    # other way, which is the way the first-lap rule picks for the turned pit.  Moves, boards,
+    # captures, ko and leftover correspond one to one: a position and its turned one have the
+    # same value (margin and remoteness).  The left-right mirror with the players kept is a
+    # symmetry too (the same argument); it is not used here.
+    def turned_move(self, move: int) -> int:
+        """The pit diametrically opposite `move`."""
+        return self.npits - 1 - move
+
+    def turned(self, position: Position) -> Position:
+        """`position` with the board turned 180 degrees and the players' names swapped."""
+        swap = {"P": "p", "p": "P", None: None}
+        ko = None if position.ko is None else self.turned_move(position.ko)
+        return Position(tuple(reversed(position.board)), swap[position.side], ko,
+                        swap[position.last])
+
     # --- Python layer -------------------------------------------------------------------
     def parameters(self) -> dict:
         return {"cols": self.cols, "stones": self.stones}
