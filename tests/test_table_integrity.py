@@ -293,6 +293,9 @@ def mutations(name, path):
         finished=False, solved_tiers=m["solved_tiers"][:1] + m["solved_tiers"][2:]))
     meta_change("finished, a tier unsolved", lambda m: m["solved_tiers"].pop())
     meta_change("indexing swapped", lambda m: m.update(indexing="dense" if keyed else "keys"))
+    meta_change("an endgame limit added", lambda m: m.update(max_stones=2))
+    meta_change("an endgame limit of true", lambda m: m.update(max_stones=True))
+    meta_change("an endgame limit beyond the board", lambda m: m.update(max_stones=999))
     meta_change("block_records 1", lambda m: m.update(block_records=1))
     meta_change("another board", lambda m: m["parameters"].update(
         {k: ("4x4" if k == "size" else v + 1) for k, v in m["parameters"].items()}))
