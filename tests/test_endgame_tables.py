@@ -86,3 +86,22 @@ def test_the_standard_zigzag_board_up_to_4_seeds_equals_a_brute_force(tmp_path):
             margin = table.probe(position).margin
             assert margin == (p_margin if position.side == "P" else -p_margin), \
                 game.format_position(position)
+
+
+def test_the_readme_endgame_figures_are_the_measured_ones():
+    """The README's Zig Zag rate figures are those of bench/results/zigzag-endgame.json."""
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    run_16 = next(r for r in json.loads((root / "bench/results/zigzag-endgame.json").read_text())["runs"]
+                  if r["max_stones"] == 16)
+    text = " ".join((root / "README.md").read_text().split())
+    found = re.search(r"at most 16 seeds: ([\d,]+) positions in (\d+) s, peak ([\d.]+) GB, "
+                      r"table (\d+) MB", text)
+    assert found, "the README states the endgame measurement"
+    assert int(found[1].replace(",", "")) == run_16["positions"]
+    assert int(found[2]) == round(run_16["solve_seconds"])
+    assert float(found[3]) == round(run_16["peak_rss_kb"] * 1024 / 1e9, 1)
+    assert int(found[4]) == round(run_16["table_bytes"] / 1e6)
+    rates = make_game("zigzag").rates        # the estimate uses this measurement, rounded
+    assert abs(rates.positions_per_second - run_16["positions"] / run_16["solve_seconds"]) < 0.1e6

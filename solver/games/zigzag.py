@@ -41,13 +41,13 @@ class Turn(NamedTuple):
 class ZigZag(Game):
     """Zig Zag on 2 rows of `cols` pits (cols even) with `stones` seeds per pit at the start."""
     name = "zigzag"
-    # `python bench/bench_zigzag.py --board 4:2 --board 4:3` (one core; the solver uses one):
-    # 2.0 million positions/s on 2x4 K=3 (3.3 on K=2); peak memory about 150 bytes per position
-    # of the largest tier (its move graph with numpy temporaries) plus the records of the lower
-    # tiers; table 0.80 (K=2: 10.6 MB) to 0.85 (K=3: 160 MB) bytes/position since remoteness
-    # varies (README)
-    rates = Rates(positions_per_second=2.0e6, threads=1, table_bytes_per_position=0.85,
-                  memory_bytes_per_position=150)
+    # `/usr/bin/time -v sowsolve solve zigzag --max-stones 16` (the standard board's endgame
+    # table, one core; bench/results/zigzag-endgame.json): 547,591,590 positions in 626 s, 0.87
+    # million positions/s (2x4 K=3: 2.0, smaller tiers run faster), peak 14.5 GB: about 170
+    # bytes per position of the largest tier (its move graph with numpy temporaries) plus the
+    # records of the lower tiers; table 0.77 (S=16) to 0.85 (2x4 K=3: 160 MB) bytes/position
+    rates = Rates(positions_per_second=0.9e6, threads=1, table_bytes_per_position=0.85,
+                  memory_bytes_per_position=170)
     value_kind = MARGIN
     storage_note = ("every board of up to the start's seeds, both sides to move, every ko and last "
                     "capturer; values are margins for the side to move")
