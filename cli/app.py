@@ -111,6 +111,14 @@ def emit_json(obj) -> None:
     typer.echo(json.dumps(obj, indent=2))
 
 
+def show(result: dict, as_json: bool, text) -> None:
+    """A command's result: the dict as JSON, or in words by its renderer."""
+    if as_json:
+        emit_json(result)
+    else:
+        typer.echo(text(result))
+
+
 def default_table_path(game, max_stones: int | None = None) -> str:
     return locate.default_table_path(game, max_stones=max_stones)
 
@@ -247,10 +255,7 @@ def solve(
             estimate = estimates.check_machine(
                 estimates.estimate(g, threads, max_positions, solved, order or None), path).as_dict()
             if dry_run:
-                if as_json:
-                    emit_json(estimate)
-                else:
-                    typer.echo(render.estimate_text(estimate))
+                show(estimate, as_json, render.estimate_text)
                 return
             if not estimate["fits"] and not allow_large:
                 raise BadParameters(render.refusal_text(estimate))
@@ -288,10 +293,7 @@ def solve(
             result["positions_solved_now"] = report.positions
             result["seconds"] = round(report.seconds, 3)
             result["resumed_from_tier"] = report.resumed_from
-        if as_json:
-            emit_json(result)
-        else:
-            typer.echo(render.summary_text(result))
+        show(result, as_json, render.summary_text)
 
 
 def _interrupted(game, writer, path: str) -> str:
@@ -370,10 +372,7 @@ def query(
                 walk = queries.line(t, position, plies, max_positions, progress=tier_bar)
                 result["line"], result["line_end"] = walk["line"], walk["end"]
         result["table"] = path
-        if as_json:
-            emit_json(result)
-        else:
-            typer.echo(render.query_text(result))
+        show(result, as_json, render.query_text)
 
 
 @app.command(short_help='Write every position of a table as CSV or JSON lines.')
@@ -442,10 +441,7 @@ def info(
         path = locate.resolve_read_table(table, game, board)
         with open_table(path, allow_unfinished=True) as t:
             result = reports.info(t)
-        if as_json:
-            emit_json(result)
-        else:
-            typer.echo(render.info_text(result))
+        show(result, as_json, render.info_text)
 
 
 @app.command(short_help='List the tables of the tables directory.')
@@ -468,10 +464,7 @@ def tables(
         directory = directory or locate.tables_directory()
         result = {"directory": directory, "exists": os.path.isdir(directory),
                   "tables": [locate.public(e) for e in locate.scan(directory)]}
-        if as_json:
-            emit_json(result)
-        else:
-            typer.echo(render.tables_text(result))
+        show(result, as_json, render.tables_text)
 
 
 @app.command(short_help='Count the move paths from a position, depth by depth.')
@@ -553,10 +546,7 @@ def check(
         else:
             g = make_game(game, **board)
             report = g.solver.self_check(g, samples, seed)
-        if as_json:
-            emit_json(report)
-        else:
-            typer.echo(render.check_text(report))
+        show(report, as_json, render.check_text)
     if report["failures"]:
         raise typer.Exit(1)
 
