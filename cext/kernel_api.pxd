@@ -1,5 +1,5 @@
 # Declarations of the kernel layer (sowsolve_kernel.h), shared by game kernels and solvers.
-from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef extern from "sowsolve_kernel.h" nogil:
     const char *SOWSOLVE_KERNEL_CAPSULE
@@ -29,6 +29,28 @@ cdef extern from "sowsolve_kernel.h" nogil:
         int max_children
         expand_fn expand
         expand_key_fn expand_key
+
+    const char *SOWSOLVE_SCORE_TIER_CAPSULE
+    int SCORE_EXIT, SCORE_ERR_UNSOLVED, SCORE_ERR_BEYOND, SCORE_ERR_PREDS
+    ctypedef struct ScoreTier:
+        const void *ctx
+        int64_t n
+        int width
+        int max_preds
+        int bound
+        int endless_value
+        int64_t side_stride
+        int (*moves)(const void *ctx, int64_t index, int64_t *child, int16_t *exit_value,
+                     uint8_t *exit_rem) noexcept nogil
+        int (*unmoves)(const void *ctx, int64_t index, int64_t *pred, int max) noexcept nogil
+
+    uint8_t byte_load(const uint8_t *p)
+    void byte_store(uint8_t *p, uint8_t v)
+    uint8_t byte_fetch_sub(uint8_t *p, uint8_t v)
+    uint8_t byte_fetch_or(uint8_t *p, uint8_t v)
+    uint8_t byte_fetch_and(uint8_t *p, uint8_t v)
+    bint byte_lower(uint8_t *p, uint8_t v)
+    void byte_raise(uint8_t *p, uint8_t v)
 
     ctypedef struct Fold:
         uint32_t win_in

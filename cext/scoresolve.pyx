@@ -420,3 +420,535 @@ def solve_graph(dict graph, int64_t[::1] control=None):
     endless = int(np.count_nonzero(~decided & reach.astype(bool)))
     return records, finals, endless
 
+
+
+# --- the compact solver: no move graph, moves and un-moves from the game's kernel -------------
+#
+# Per position three arrays: the record (2 bytes; before a position's value is known it holds
+# the summary of its exits for the sweep under way), a flags byte (a counter of moves not yet
+# settled and four bits) and a distance byte (the forcing side's best offer, or the delaying
+# side's slowest counted move).  Distances are processed in order through per-thread lists of
+# indices (uint32), one per distance, so every level runs on all threads; edges have length
+# one, and a level's work only adds to later levels (or, for the capped remoteness and 'no
+# end', to its own level, which is then run again).  The rules are the ones of solve_graph
+# above; solve_tier gives the same records (tests compare them).
+
+from libc.stdint cimport uint32_t
+from libc.stdlib cimport calloc, malloc
+from libc.string cimport memcpy, memset
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from cython.parallel cimport parallel, prange, threadid
+
+from kernel_api cimport (MARGIN_REMOTENESS, MARGIN_VALUE, SCORE_EXIT, SCORE_ERR_BEYOND, SCORE_ERR_PREDS, SCORE_ERR_UNSOLVED,
+                         SOWSOLVE_SCORE_TIER_CAPSULE, ScoreTier, byte_fetch_and, byte_fetch_or,
+                         byte_fetch_sub, byte_load, byte_lower, byte_raise, byte_store)
+
+cdef enum:
+    F_COUNT = 0x0F        # moves not yet settled (to the sweep's rule)
+    F_JOINED = 0x10       # value known from an attractor (record final)
+    F_EXIT = 0x20         # the position has a capture (a move leaving the tier)
+    F_OFFERED = 0x40      # attractor: a forcing position already queued
+    F_REACH = 0x40        # delay phase (the same bit): a capture can be reached from here
+    F_SETTLED = 0x80      # delay: remoteness known (record final)
+    LEVELS = 256
+    ERR_MEMORY = -10
+    ERR_STOPPED = -11
+    ERR_REMOTENESS = -12
+    CHUNK = 1024
+
+
+
+cdef struct Vec:
+    uint32_t *items
+    int64_t size
+    int64_t cap
+
+
+cdef inline int vec_push(Vec *v, uint32_t x) noexcept nogil:
+    cdef uint32_t *grown
+    if v.size == v.cap:
+        grown = <uint32_t *>realloc(v.items, (v.cap * 2 + 256) * sizeof(uint32_t))
+        if grown == NULL:
+            return -1
+        v.items = grown
+        v.cap = v.cap * 2 + 256
+    v.items[v.size] = x
+    v.size += 1
+    return 0
+
+
+cdef struct Sweep:
+    const ScoreTier *tier
+    uint16_t *rec
+    uint8_t *flags
+    uint8_t *dist
+    Vec *lists            # threads x LEVELS
+    int threads
+    int forcing           # 0: the maximiser forces, 1: the minimiser
+    int t                 # the threshold under way (value for the maximiser)
+    int endless           # delay phase: the value of endless play
+    int delay             # 1 in the delay phase
+    int *error
+    Control *ctl
+    int64_t *counted      # threads x 8 (padding): positions settled, not yet reported
+    int64_t *worth        # threads x (2 bound + 1): positions whose capture summary is worth v
+
+
+cdef inline int side_of(const ScoreTier *tier, int64_t i) noexcept nogil:
+    return <int>((i // tier.side_stride) & 1)
+
+
+cdef inline void fail(Sweep *s, int code) noexcept nogil:
+    if s.error[0] == 0:
+        s.error[0] = code
+
+
+cdef inline void count_one(Sweep *s, int tid) noexcept nogil:
+    cdef int64_t *c = &s.counted[tid * 8]
+    c[0] += 1
+    if c[0] >= CONTROL_FLUSH:
+        ctl_add(s.ctl, c[0])
+        c[0] = 0
+        if ctl_stopped(s.ctl):
+            fail(s, ERR_STOPPED)
+
+
+cdef inline void push(Sweep *s, int tid, int d, int64_t i) noexcept nogil:
+    if vec_push(&s.lists[tid * LEVELS + d], <uint32_t>i) < 0:
+        fail(s, ERR_MEMORY)
+
+
+cdef inline bint worse(int forcing, int value, int t) noexcept nogil:
+    """Whether an exit worth `value` is worse than the threshold for the forcing side."""
+    return value < t if forcing == 0 else value > t
+
+
+cdef inline uint16_t final_record(const ScoreTier *tier, int64_t i, int value, int d) noexcept nogil:
+    return MARGIN_MAKE(value if side_of(tier, i) == 0 else -value, d)
+
+
+cdef void settle_attractor(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noexcept nogil:
+    """Position i joins the attractor at the threshold, d plies from the end; its
+    predecessors learn of it."""
+    cdef const ScoreTier *tier = s.tier
+    cdef int n, k, nd
+    cdef int64_t x
+    cdef uint8_t old
+    if byte_fetch_or(&s.flags[i], F_JOINED) & F_JOINED:
+        return
+    if d == MARGIN_MAX_REMOTENESS:
+        fail(s, ERR_REMOTENESS)
+    s.rec[i] = final_record(tier, i, s.t, d)
+    count_one(s, tid)
+    nd = longer(d)
+    n = tier.unmoves(tier.ctx, i, preds, tier.max_preds)
+    if n < 0:
+        fail(s, n)
+        return
+    for k in range(n):
+        x = preds[k]
+        if byte_load(&s.flags[x]) & F_JOINED:
+            continue
+        if side_of(tier, x) == s.forcing:
+            # the forcing side takes its quickest move worth the threshold
+            if byte_lower(&s.dist[x], <uint8_t>nd) or not (byte_fetch_or(&s.flags[x], F_OFFERED) & F_OFFERED):
+                byte_fetch_or(&s.flags[x], F_OFFERED)
+                push(s, tid, nd, x)
+            continue
+        # the other side joins once every move is worth the threshold or more, and then
+        # delays among those worth exactly it (the ones joining now, in order of distance)
+        byte_raise(&s.dist[x], <uint8_t>nd)
+        old = byte_fetch_sub(&s.flags[x], 1)
+        if (old & F_COUNT) != 1:
+            continue
+        if (old & F_EXIT) and worse(s.forcing, MARGIN_VALUE(s.rec[x]), s.t):
+            continue                # a capture worse for the forcing side: a later threshold
+        push(s, tid, byte_load(&s.dist[x]), x)
+
+
+cdef void settle_delay(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noexcept nogil:
+    """Position i, worth the value of endless play, ends d plies from here (delay_to_the_end)."""
+    cdef const ScoreTier *tier = s.tier
+    cdef int n, k, nd
+    cdef int64_t x
+    cdef uint8_t old, fx
+    if byte_fetch_or(&s.flags[i], F_SETTLED) & F_SETTLED:
+        return
+    if d == MARGIN_MAX_REMOTENESS:
+        fail(s, ERR_REMOTENESS)
+    s.rec[i] = final_record(tier, i, s.endless, d)
+    count_one(s, tid)
+    nd = longer(d)
+    if nd >= MARGIN_REM_ENDLESS:
+        return
+    n = tier.unmoves(tier.ctx, i, preds, tier.max_preds)
+    if n < 0:
+        fail(s, n)
+        return
+    for k in range(n):
+        x = preds[k]
+        fx = byte_load(&s.flags[x])
+        if (fx & (F_JOINED | F_SETTLED)) or not (fx & F_REACH):
+            continue
+        byte_raise(&s.dist[x], <uint8_t>nd)
+        old = byte_fetch_sub(&s.flags[x], 1)
+        if (old & F_COUNT) == 1:
+            push(s, tid, byte_load(&s.dist[x]), x)
+
+
+cdef int64_t gather(Sweep *s, int d, uint32_t **out) noexcept nogil:
+    """The positions queued at distance d by every thread, in one array (the lists emptied)."""
+    cdef int64_t total = 0, at = 0
+    cdef int tid
+    cdef Vec *v
+    for tid in range(s.threads):
+        total += s.lists[tid * LEVELS + d].size
+    out[0] = NULL
+    if total == 0:
+        return 0
+    out[0] = <uint32_t *>malloc(total * sizeof(uint32_t))
+    if out[0] == NULL:
+        fail(s, ERR_MEMORY)
+        return 0
+    for tid in range(s.threads):
+        v = &s.lists[tid * LEVELS + d]
+        if v.size:
+            memcpy(out[0] + at, v.items, v.size * sizeof(uint32_t))
+            at += v.size
+        free(v.items)
+        v.items = NULL
+        v.size = 0
+        v.cap = 0
+    return total
+
+
+cdef void run_levels(Sweep *s, int first) noexcept nogil:
+    """Settle everything queued, level by level from distance `first`."""
+    cdef int d, tid
+    cdef int64_t total, k
+    cdef uint32_t *cur
+    cdef int64_t *preds
+    for d in range(first, LEVELS):
+        while s.error[0] == 0:
+            total = gather(s, d, &cur)
+            if total == 0:
+                break
+            with parallel(num_threads=s.threads):
+                tid = threadid()
+                preds = <int64_t *>malloc(s.tier.max_preds * sizeof(int64_t))
+                if preds == NULL:
+                    fail(s, ERR_MEMORY)
+                for k in prange(total, schedule="dynamic", chunksize=CHUNK):
+                    if s.error[0] != 0 or preds == NULL:
+                        continue
+                    if s.delay:
+                        settle_delay(s, tid, cur[k], d, preds)
+                    else:
+                        settle_attractor(s, tid, cur[k], d, preds)
+                free(preds)
+            free(cur)
+
+
+cdef void summarise_one(Sweep *s, int tid, int64_t i, int64_t *child, int16_t *value,
+                        uint8_t *rem) noexcept nogil:
+    cdef const ScoreTier *tier = s.tier
+    cdef int n, j, same = 0, best = 0x7FFF, bd = 0, v, dd
+    cdef int side
+    n = tier.moves(tier.ctx, i, child, value, rem)
+    if n < 0:
+        fail(s, n)
+        return
+    side = side_of(tier, i)
+    for j in range(n):
+        if child[j] != SCORE_EXIT:
+            same += 1
+            continue
+        v = value[j]
+        dd = longer(rem[j])
+        if best == 0x7FFF:
+            best = v
+            bd = dd
+        elif side == s.forcing:      # the best capture for the forcing side, quickest
+            if (v > best if s.forcing == 0 else v < best) or (v == best and dd < bd):
+                best = v
+                bd = dd
+        else:                        # the worst for it, slowest
+            if (v < best if s.forcing == 0 else v > best) or (v == best and dd > bd):
+                best = v
+                bd = dd
+    s.flags[i] = same | (F_EXIT if best != 0x7FFF else 0)
+    s.rec[i] = MARGIN_MAKE(best, bd) if best != 0x7FFF else 0
+    if best != 0x7FFF:
+        s.worth[tid * (2 * tier.bound + 1) + best + tier.bound] += 1
+    s.dist[i] = MARGIN_REM_ENDLESS if side == s.forcing else 0
+
+
+cdef void summarise(Sweep *s) noexcept nogil:
+    """Before an attractor: per position not yet joined, its same-tier moves (the counter) and
+    its captures' summary in the record: the forcing side's best capture, the other side's worst
+    (value for the maximiser), each with its quickest / slowest distance."""
+    cdef const ScoreTier *tier = s.tier
+    cdef int64_t i
+    cdef int64_t *child
+    cdef int16_t *value
+    cdef uint8_t *rem
+    cdef int tid
+    memset(s.worth, 0, s.threads * (2 * tier.bound + 1) * sizeof(int64_t))
+    with parallel(num_threads=s.threads):
+        tid = threadid()
+        child = <int64_t *>malloc(tier.width * sizeof(int64_t) + 8)
+        value = <int16_t *>malloc(tier.width * sizeof(int16_t) + 8)
+        rem = <uint8_t *>malloc(tier.width + 8)
+        if child == NULL or value == NULL or rem == NULL:
+            fail(s, ERR_MEMORY)
+        for i in prange(tier.n, schedule="dynamic", chunksize=CHUNK * 16):
+            if s.error[0] != 0 or child == NULL or value == NULL or rem == NULL:
+                continue
+            count_one(s, tid)
+            if s.flags[i] & F_JOINED:
+                continue
+            summarise_one(s, tid, i, child, value, rem)
+        free(child)
+        free(value)
+        free(rem)
+
+
+cdef void seed_threshold(Sweep *s) noexcept nogil:
+    """A new threshold: captures worth exactly it start the attractor; the delaying side's
+    distances restart from its captures worth it."""
+    cdef const ScoreTier *tier = s.tier
+    cdef int64_t i
+    cdef int tid, v, d
+    cdef uint8_t f
+    cdef uint16_t r
+    with parallel(num_threads=s.threads):
+        tid = threadid()
+        for i in prange(tier.n, schedule="static"):
+            f = s.flags[i]
+            if f & F_JOINED:
+                continue
+            r = s.rec[i]
+            v = MARGIN_VALUE(r) if f & F_EXIT else 0x7FFF
+            d = MARGIN_REMOTENESS(r)
+            if side_of(tier, i) == s.forcing:
+                if v == s.t:
+                    s.dist[i] = d
+                    s.flags[i] = f | F_OFFERED
+                    push(s, tid, d, i)
+            else:
+                s.dist[i] = d if v == s.t else 0
+                if (f & F_COUNT) == 0 and v == s.t:
+                    push(s, tid, d, i)
+
+
+cdef bint worth_anything(Sweep *s, int t) noexcept nogil:
+    cdef int tid, width = 2 * s.tier.bound + 1
+    for tid in range(s.threads):
+        if s.worth[tid * width + t + s.tier.bound]:
+            return True
+    return False
+
+
+cdef void attractor(Sweep *s, int forcing, int lo, int hi, int step) noexcept nogil:
+    if (step > 0 and lo > hi) or (step < 0 and lo < hi):
+        return
+    s.forcing = forcing
+    s.delay = 0
+    summarise(s)
+    s.t = lo
+    while s.error[0] == 0 and ((step > 0 and s.t <= hi) or (step < 0 and s.t >= hi)):
+        if worth_anything(s, s.t):      # else nothing can join at this threshold
+            seed_threshold(s)
+            run_levels(s, 0)
+        s.t += step
+
+
+cdef void delay_one(Sweep *s, int tid, int64_t i, int64_t *child, int16_t *value,
+                    uint8_t *rem) noexcept nogil:
+    cdef const ScoreTier *tier = s.tier
+    cdef int n, j, count = 0, finite = 0, acc = 0, dd
+    cdef bint seed = False
+    n = tier.moves(tier.ctx, i, child, value, rem)
+    if n < 0:
+        fail(s, n)
+        return
+    for j in range(n):
+        if child[j] != SCORE_EXIT:
+            if byte_load(&s.flags[child[j]]) & F_JOINED:
+                seed = True
+            else:
+                count += 1
+            continue
+        seed = True
+        if value[j] != s.endless:
+            continue
+        dd = longer(rem[j])
+        if dd >= MARGIN_REM_ENDLESS:
+            count += 1              # a capture worth it that never ends: never counted off
+        else:
+            finite += 1
+            if dd > acc:
+                acc = dd
+    # only this position's byte is written; other threads read only its F_JOINED bit
+    byte_store(&s.flags[i], (count & F_COUNT) | (byte_load(&s.flags[i]) & F_EXIT)
+               | (F_REACH if seed else 0))
+    s.dist[i] = acc if finite else 0
+    if seed:
+        push(s, tid, 0, i)
+
+
+cdef void reach_closure(Sweep *s) noexcept nogil:
+    """Delay phase set-up: per position not joined, its moves that keep the value of endless
+    play (the counter; captures worth it with a finite end already counted off into the
+    distance byte), and F_REACH on every one from which a capture can be reached."""
+    cdef const ScoreTier *tier = s.tier
+    cdef int64_t i, k, total, x
+    cdef int tid, n, p
+    cdef int64_t *child
+    cdef int16_t *value
+    cdef uint8_t *rem
+    cdef int64_t *preds
+    cdef uint32_t *cur
+    with parallel(num_threads=s.threads):
+        tid = threadid()
+        child = <int64_t *>malloc(tier.width * sizeof(int64_t) + 8)
+        value = <int16_t *>malloc(tier.width * sizeof(int16_t) + 8)
+        rem = <uint8_t *>malloc(tier.width + 8)
+        if child == NULL or value == NULL or rem == NULL:
+            fail(s, ERR_MEMORY)
+        for i in prange(tier.n, schedule="dynamic", chunksize=CHUNK * 16):
+            if s.error[0] != 0 or child == NULL or value == NULL or rem == NULL:
+                continue
+            if s.flags[i] & F_JOINED:
+                continue
+            delay_one(s, tid, i, child, value, rem)
+        free(child)
+        free(value)
+        free(rem)
+    # every position from which a capture can be reached: backwards from the seeds
+    while s.error[0] == 0:
+        total = gather(s, 0, &cur)
+        if total == 0:
+            break
+        with parallel(num_threads=s.threads):
+            tid = threadid()
+            preds = <int64_t *>malloc(tier.max_preds * sizeof(int64_t))
+            if preds == NULL:
+                fail(s, ERR_MEMORY)
+            for k in prange(total, schedule="dynamic", chunksize=CHUNK):
+                if s.error[0] != 0 or preds == NULL:
+                    continue
+                n = tier.unmoves(tier.ctx, cur[k], preds, tier.max_preds)
+                if n < 0:
+                    fail(s, n)
+                    continue
+                for p in range(n):
+                    x = preds[p]
+                    if byte_load(&s.flags[x]) & F_JOINED:
+                        continue
+                    if not (byte_fetch_or(&s.flags[x], F_REACH) & F_REACH):
+                        push(s, tid, 0, x)
+            free(preds)
+        free(cur)
+
+
+cdef void seed_delay(Sweep *s) noexcept nogil:
+    """Positions without a reachable capture end here (0); those whose value-keeping moves are
+    all captures that end start at the slowest of them."""
+    cdef int64_t i
+    cdef int tid
+    cdef uint8_t f
+    with parallel(num_threads=s.threads):
+        tid = threadid()
+        for i in prange(s.tier.n, schedule="static"):
+            f = s.flags[i]
+            if f & F_JOINED:
+                continue
+            if not (f & F_REACH):
+                push(s, tid, 0, i)
+            elif (f & F_COUNT) == 0 and s.dist[i] > 0:
+                push(s, tid, s.dist[i], i)
+
+
+def solve_tier(tier, int threads=1, int64_t[::1] control=None):
+    """Records (uint16) of one score tier, solved from its moves and un-moves (a ScoreTier from
+    the game's kernel: `tier.capsule()`), on `threads` threads; also (final positions, endless
+    ones).  At most 4 bytes per position plus the lists of positions queued at each distance.
+    With a `control` (solver/kernels.py): stops when asked and counts its work."""
+    capsule = tier.capsule()
+    if not PyCapsule_IsValid(capsule, SOWSOLVE_SCORE_TIER_CAPSULE):
+        raise TypeError("expected a score tier capsule")
+    cdef const ScoreTier *t = <const ScoreTier *>PyCapsule_GetPointer(capsule, SOWSOLVE_SCORE_TIER_CAPSULE)
+    cdef Control spare
+    cdef Control *ctl = control_of(control, &spare)
+    if t.n < 0 or t.n >= (<int64_t>1 << 32):
+        raise ValueError(f"a tier of {t.n} positions is beyond this solver (at most 2**32 - 1)")
+    if not 0 <= t.bound <= MARGIN_MAX_VALUE or not -t.bound <= t.endless_value <= t.bound:
+        raise ValueError("the tier's bound or endless value is outside the margin records")
+    if not 1 <= t.width <= F_COUNT or t.max_preds < 1:
+        raise ValueError("the tier's width or predecessor bound is out of range")
+    threads = max(1, threads)
+    records = np.zeros(t.n, dtype=np.uint16)
+    flags = np.zeros(t.n, dtype=np.uint8)
+    dist = np.zeros(t.n, dtype=np.uint8)
+    counted = np.zeros(threads * 8, dtype=np.int64)
+    worth = np.zeros(threads * (2 * t.bound + 1), dtype=np.int64)
+    cdef Sweep s
+    cdef int error = 0, bound = t.bound, endless = t.endless_value
+    cdef int64_t i, n = t.n, finals = 0, unending = 0
+    cdef Vec *lists = <Vec *>calloc(threads * LEVELS, sizeof(Vec))
+    if lists == NULL:
+        raise MemoryError("out of memory for the distance lists")
+    s.tier = t
+    s.rec = <uint16_t *>cnp.PyArray_DATA(records)
+    s.flags = <uint8_t *>cnp.PyArray_DATA(flags)
+    s.dist = <uint8_t *>cnp.PyArray_DATA(dist)
+    s.lists = lists
+    s.threads = threads
+    s.error = &error
+    s.ctl = ctl
+    s.counted = <int64_t *>cnp.PyArray_DATA(counted)
+    s.worth = <int64_t *>cnp.PyArray_DATA(worth)
+    s.endless = endless
+    try:
+        with nogil:
+            attractor(&s, 0, bound, endless + 1, -1)
+            attractor(&s, 1, -bound, endless - 1, 1)
+            if error == 0:
+                s.delay = 1
+                reach_closure(&s)
+            if error == 0:
+                seed_delay(&s)
+                run_levels(&s, 0)
+            if error == 0:
+                for i in range(n):
+                    if s.flags[i] & F_JOINED:
+                        continue
+                    if s.flags[i] & F_REACH:
+                        unending += 1
+                    else:
+                        finals += 1
+                    if not (s.flags[i] & F_SETTLED):
+                        s.rec[i] = final_record(t, i, endless, MARGIN_REM_ENDLESS)
+    finally:
+        for i in range(threads * LEVELS):
+            free(lists[i].items)
+        free(lists)
+    if error == ERR_STOPPED:
+        raise KeyboardInterrupt
+    if error == ERR_MEMORY:
+        raise MemoryError("out of memory in the distance lists of a score tier")
+    if error == ERR_REMOTENESS:
+        raise RuntimeError(f"a remoteness reached {MARGIN_MAX_REMOTENESS} plies, the most a score "
+                           f"record holds")
+    if error == SCORE_ERR_UNSOLVED:
+        raise RuntimeError("a capture leads to a record that is not solved")
+    if error == SCORE_ERR_BEYOND:
+        raise RuntimeError("a capture leads to a record whose margin exceeds the seeds left on "
+                           "the board")
+    if error == SCORE_ERR_PREDS:
+        raise RuntimeError("a position has more predecessors than the game's bound")
+    if error != 0:
+        raise RuntimeError(f"the score tier solver failed ({error})")
+    ctl_add(ctl, int(counted.sum()))
+    return records, int(finals), int(unending)

@@ -87,6 +87,58 @@ typedef struct GameKernel {
     int (*expand_key)(const void *ctx, uint64_t key, uint64_t *child_key, uint16_t *final_record);
 } GameKernel;
 
+/* One tier of a score game with cycles inside its tiers, for the compact score solver
+ * (scoresolve.pyx), handed over in a PyCapsule named SOWSOLVE_SCORE_TIER_CAPSULE.  The game
+ * generates moves and un-moves in its kernel, so the solver keeps no move graph: it holds a
+ * record, a counter byte and a distance byte per position.  Values are for the first player
+ * (index side 0), the maximiser; |value| <= bound; play that never captures again is worth
+ * endless_value.  All three calls are thread-safe (the context is read only). */
+#define SOWSOLVE_SCORE_TIER_CAPSULE "sowsolve.ScoreTier"
+#define SCORE_EXIT (-1)          /* a move that leaves the tier (child[j] in moves) */
+#define SCORE_ERR_UNSOLVED (-2)  /* a move leads to a record not solved (or not given) */
+#define SCORE_ERR_BEYOND (-3)    /* a move leads to a record worth more than its seeds */
+#define SCORE_ERR_PREDS (-4)     /* more predecessors than the caller's buffer holds */
+
+typedef struct ScoreTier {
+    const void *ctx;
+    int64_t n;                   /* positions of the tier: indices 0 .. n-1 */
+    int width;                   /* the most moves a position has */
+    int max_preds;               /* the most predecessors unmoves may return */
+    int bound;
+    int endless_value;
+    /* the side to move at `index` is (index / side_stride) % 2: 0 the maximiser, 1 the other */
+    int64_t side_stride;
+    /* Moves of `index`: child[j] the same-tier index the move leads to, or SCORE_EXIT with
+     * exit_value[j] (for the maximiser, the move's gain included) and exit_rem[j] (the
+     * remoteness of the record it leads to).  Returns the number of moves or SCORE_ERR_*. */
+    int (*moves)(const void *ctx, int64_t index, int64_t *child, int16_t *exit_value,
+                 uint8_t *exit_rem);
+    /* Same-tier predecessors of `index`: one entry per move that leads here (a position with
+     * two such moves appears twice).  Returns their number or SCORE_ERR_PREDS. */
+    int (*unmoves)(const void *ctx, int64_t index, int64_t *pred, int max);
+} ScoreTier;
+
+/* Relaxed atomics on the solver's per-position bytes, shared by the threads of one tier. */
+static inline uint8_t byte_load(const uint8_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static inline void byte_store(uint8_t *p, uint8_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+static inline uint8_t byte_fetch_sub(uint8_t *p, uint8_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }
+static inline uint8_t byte_fetch_or(uint8_t *p, uint8_t v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
+static inline uint8_t byte_fetch_and(uint8_t *p, uint8_t v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }
+/* Lower *p to v if v is smaller (1 if it did) / raise *p to v if v is larger. */
+static inline int byte_lower(uint8_t *p, uint8_t v) {
+    uint8_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v < old) {
+        if (__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return 1;
+    }
+    return 0;
+}
+static inline void byte_raise(uint8_t *p, uint8_t v) {
+    uint8_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > old) {
+        if (__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+    }
+}
+
 /* What a long kernel call shares with the thread that drives it: the driver sets `stop` (on
  * Ctrl-C) and the kernel polls it every few thousand positions, returning early; the kernel adds
  * the positions it finishes to `done`, which the driver reads for progress.  The two words lie

@@ -1,5 +1,5 @@
 """Types of the compiled Zig Zag kernel (zigzag.pyx): turns, perft, and the tiers of the score
-solver (ranking, tier graphs)."""
+solver (ranking, moves and un-moves of a tier)."""
 from typing import Any, Sequence
 
 import numpy as np
@@ -21,12 +21,24 @@ class ZigZagKernel:
 # Functions of the module that take the kernel as their first argument.
 def tier_size(pits: int, seeds: int) -> int:
     """Positions of tier (seeds, any capturer) of a board of `pits` pits."""
-def tier_graph(self: ZigZagKernel, seeds: int, capturer: int,
-               lower: dict[tuple[int, int], npt.NDArray[np.uint16]],
-               control: npt.NDArray[np.int64] | None = None) -> dict[str, Any]:
-    """The move graph of tier (seeds, capturer) for scoresolve.solve_graph."""
+def unturns_of(self: ZigZagKernel, board: Sequence[int], mover: int,
+               ko_after: int | None) -> list[tuple[int, tuple[int, ...]]]:
+    """[(pit, board before)] of every turn of `mover` that captures nothing and leaves `board`."""
 def rank(self: ZigZagKernel, board: Sequence[int], side: int, ko: int | None) -> tuple[int, int]:
     """(seeds, index inside any tier of that many seeds) of a position (side 0 = P)."""
 def unrank_range(self: ZigZagKernel, seeds: int, start: int,
                  stop: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8], npt.NDArray[np.int8]]:
     """Boards, sides (0 = P) and ko pits (-1 none) of indices start..stop-1."""
+
+class ScoreTierOf:
+    """One tier of a Zig Zag board for scoresolve.solve_tier."""
+
+    def __init__(self, kernel: ZigZagKernel, seeds: int, capturer: int,
+                 lower: dict[int, npt.NDArray[np.uint16]]) -> None: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def endless_value(self) -> int: ...
+    def capsule(self) -> Any: ...
+    def moves(self, index: int) -> list[tuple[int | None, int | None, int | None]]: ...
+    def unmoves(self, index: int) -> list[int]: ...

@@ -6,13 +6,17 @@ never end are found exactly by Brent's cycle detection on those lap states (the 
 finite, so a turn that does not end repeats a state), with two board copies and no hashing.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memset
+from cpython.pycapsule cimport PyCapsule_New
 
 import numpy as np
 cimport numpy as cnp
 
 from kernel_api cimport (CONTROL_FLUSH, MARGIN_REMOTENESS, MARGIN_UNSOLVED, MARGIN_VALUE, Control,
-                         SignalPoll, control_of, ctl_add, ctl_stopped, poll_signals, raise_pending)
+                         SCORE_ERR_BEYOND, SCORE_ERR_PREDS, SCORE_ERR_UNSOLVED, SCORE_EXIT,
+                         SOWSOLVE_SCORE_TIER_CAPSULE, ScoreTier, SignalPoll, control_of, ctl_add,
+                         ctl_stopped, poll_signals, raise_pending)
 
 cnp.import_array()
 
@@ -122,7 +126,7 @@ cdef void perft_rec(const ZzCtx *c, const uint8_t *board, int side, int ko, int 
 
 
 cdef class ZigZagKernel:
-    """Kernel of one Zig Zag board (move generation and perft; the solver is still to come)."""
+    """Kernel of one Zig Zag board (move generation and perft; its tiers: ScoreTierOf)."""
     cdef ZzCtx ctx
     cdef readonly int cols, npits
 
@@ -258,103 +262,6 @@ def tier_size(int pits, int seeds):
     return int(ncomp[pits][seeds]) * 6
 
 
-def tier_graph(ZigZagKernel self, int seeds, int capturer, dict lower, int64_t[::1] control=None):
-    """The move graph of tier (seeds, capturer) for the score solver: per position its side
-    (0 = P), its moves, the same-tier child of each move (-1 none, -2 a capture), and for each
-    capture its value for P and the remoteness after it, read from `lower`, which maps
-    (seeds, capturer) to the solved records of every tier a capture leads to.
-
-    `control` (solver/kernels.py): the loop stops early when asked (KeyboardInterrupt) and
-    counts the positions it has handled."""
-    cdef ZzCtx *c = &self.ctx
-    cdef int width = c.cols, m = c.npits, nmoves, j, side, k, cside, cslot, infinite_value
-    cdef int64_t n, i, r, edges = 0, captures = 0, finals = 0, endless = 0
-    cdef int64_t e, y, q_head, q_tail, idx
-    cdef uint8_t board[MAXP]
-    cdef TurnResult turns[MAXP]
-    cdef int pits[MAXP]
-    cdef const uint16_t *low[MAX_TOTAL + 1][3]
-    cdef uint16_t rec
-    cdef int u_child, missing = 0, beyond = 0, stopped = 0
-    cdef Control spare
-    cdef Control *ctl = control_of(control, &spare)
-    if not 0 <= seeds <= MAX_TOTAL or not 0 <= capturer <= 2:
-        raise ValueError(f"no tier ({seeds}, {capturer})")
-    n = ncomp[m][seeds] * 6
-    for k in range(MAX_TOTAL + 1):
-        low[k][0] = low[k][1] = low[k][2] = NULL
-    keep = []
-    for (s, cap), array in lower.items():
-        if not (0 <= s <= MAX_TOTAL and 0 <= cap <= 2):
-            raise ValueError(f"no tier ({str(s)[:20]}, {str(cap)[:20]}) among the lower tiers")
-        array = np.ascontiguousarray(array, dtype=np.uint16)
-        if array.ndim != 1 or array.shape[0] != ncomp[m][s] * 6:
-            raise ValueError(f"tier ({s}, {cap}) holds {array.size} records, not {ncomp[m][s] * 6}")
-        keep.append(array)
-        low[s][cap] = <const uint16_t *>cnp.PyArray_DATA(array)
-    side_of = np.empty(n, dtype=np.uint8)
-    deg = np.zeros(n, dtype=np.uint8)
-    same = np.full(n * width, -1, dtype=np.int32)
-    exit_u = np.zeros(n * width, dtype=np.int16)
-    exit_rem = np.zeros(n * width, dtype=np.uint8)
-    has_capture = np.zeros(n, dtype=np.uint8)
-    cdef uint8_t[::1] side_v = side_of, deg_v = deg, rem_v = exit_rem, cap_v = has_capture
-    cdef int32_t[::1] same_v = same
-    cdef int16_t[::1] u_v = exit_u
-    infinite_value = 0 if capturer == 0 else (seeds if capturer == 1 else -seeds)
-    with nogil:
-        for i in range(n):
-            if (i & (CONTROL_FLUSH - 1)) == 0 and i:
-                ctl_add(ctl, CONTROL_FLUSH)
-                if ctl_stopped(ctl):
-                    stopped = 1
-                    break
-            r = i
-            k = r % 3
-            r = r // 3
-            side = r % 2
-            r = r // 2
-            unrank_board(m, r, seeds, board)
-            side_v[i] = side
-            nmoves = gen_turns(c, board, side, ko_pit(c, side, k), turns, pits)
-            deg_v[i] = nmoves
-            for j in range(nmoves):
-                if turns[j].captured == 0:
-                    same_v[i * width + j] = <int32_t>child_index(c, turns[j].board, seeds, 1 - side, turns[j].ko)
-                    edges += 1
-                    continue
-                captures += 1
-                cap_v[i] = 1
-                same_v[i * width + j] = -2
-                k = turns[j].captured
-                cside = 1 if side == 0 else 2
-                if low[seeds - k][cside] == NULL:
-                    missing += 1
-                    continue
-                rec = low[seeds - k][cside][child_index(c, turns[j].board, seeds - k, 1 - side, turns[j].ko)]
-                if rec == MARGIN_UNSOLVED:
-                    missing += 1
-                    continue
-                u_child = MARGIN_VALUE(rec) if side == 1 else -MARGIN_VALUE(rec)   # child: other side
-                if u_child > seeds - k or u_child < k - seeds:
-                    beyond += 1                     # more seeds than the child's tier holds
-                    continue
-                u_v[i * width + j] = (k if side == 0 else -k) + u_child
-                rem_v[i * width + j] = MARGIN_REMOTENESS(rec)
-        if not stopped:
-            ctl_add(ctl, n - ((n - 1) & ~(<int64_t>CONTROL_FLUSH - 1)) if n else 0)
-    if stopped:
-        raise KeyboardInterrupt
-    if missing:
-        raise RuntimeError(f"tier ({seeds}, {capturer}): {missing} captures lead to unsolved tiers")
-    if beyond:
-        raise RuntimeError(f"tier ({seeds}, {capturer}): {beyond} captures lead to records whose "
-                           f"margin exceeds the seeds left on the board")
-    return {"side": side_of, "moves": deg, "same": same, "width": width, "exit_value": exit_u,
-            "exit_remoteness": exit_rem, "captures": has_capture, "bound": seeds,
-            "endless_value": infinite_value, "edges": int(edges), "capture_moves": int(captures)}
-
-
 def rank(ZigZagKernel self, board, int side, ko):
     """(seeds, index inside any tier of that many seeds) of a position (side 0 = P)."""
     cdef uint8_t b[MAXP]
@@ -383,3 +290,236 @@ def unrank_range(ZigZagKernel self, int seeds, int64_t start, int64_t stop):
             sv[i] = (r // 3) % 2
             unrank_board(self.ctx.npits, r // 6, seeds, &bv[i, 0])
     return boards, sides, kos
+
+
+# --- un-moves and the tiers of the compact score solver ----------------------------------------
+#
+# A turn that captures nothing is undone lap by lap, backwards.  The last lap ended at some pit h
+# in one of the two orientations; walking back from h, every pit the lap sowed holds at least the
+# seed it got, and the pit the lap began at holds none (its seeds were lifted): so the lap began
+# at the first empty pit met walking back, taking one seed from each pit passed -- one choice per
+# (h, orientation).  That pit, given back its seeds, is either the pit the turn began at (it is
+# the mover's, and the orientation is the one the first-lap rule gives it) or a relay (the
+# mover's pit, where the previous lap ended: it held at least one seed before that lap's last
+# seed), and the walk goes on.  Every turn is found once: a turn is fixed by its board and pit.
+
+cdef enum:
+    MAX_UNTURNS = 1024        # boards one position can be reached from (each with up to 3 ko slots)
+    MAX_LAPS_BACK = 1 << 16
+
+
+cdef struct UnTurn:
+    uint8_t board[MAXP]
+    int pit
+
+
+cdef int unturns(const ZzCtx *c, const uint8_t *after, int mover, int ko_after, UnTurn *out,
+                 int64_t *pred, int seeds, int limit) noexcept nogil:
+    """Every (board before, pit) from which `mover` (0 = P) sows a turn that captures nothing,
+    leaves `after` and the ko pit `ko_after` (NO_KO for none), into `out`; or, with `pred`, the
+    indices of the positions (each ko slot the move allows) in the tier of `seeds` seeds.  The
+    number found, or -1 if more than `limit`."""
+    cdef uint8_t cells[MAXP]
+    cdef int h, o, here, p, lap_seeds, laps, n = 0, ending, ko, slot
+    cdef int64_t r
+    for h in range(c.npits):
+        # how a turn whose last seed lands on h ends without a capture
+        if owner(c, h) == mover:
+            if after[h] != 1:
+                continue
+            ending = 0                       # an empty pit of the mover's own
+        elif after[h] >= 2:
+            ending = 1                       # an occupied pit of the opponent
+        elif after[h] == 1 and after[across(c, h)] == 0:
+            ending = 2                       # an empty pit of the opponent, nothing across
+        else:
+            continue
+        for o in range(2):
+            memcpy(cells, after, c.npits)
+            here = h
+            laps = 0
+            while True:
+                lap_seeds = 0
+                p = here
+                while cells[p] != 0:
+                    cells[p] -= 1
+                    lap_seeds += 1
+                    p = c.next_pit[1 - o][p]
+                cells[p] = lap_seeds         # the lap began at p, lifting these seeds
+                laps += 1
+                if owner(c, p) != mover or laps > MAX_LAPS_BACK:
+                    break
+                if c.first_orientation[p] == o:
+                    ko = NO_KO
+                    if laps == 1 and lap_seeds == 1 and ending == 2 and c.left_half[p] != c.left_half[h]:
+                        ko = h
+                    if ko == ko_after and pred == NULL:
+                        if n == limit:
+                            return -1
+                        memcpy(out[n].board, cells, c.npits)
+                        out[n].pit = p
+                        n += 1
+                    elif ko == ko_after:
+                        r = rank_board(c.npits, cells, seeds)
+                        for slot in range(3):
+                            if ko_pit(c, mover, slot) == p:
+                                continue     # the ko pit cannot sow back without a capture
+                            if n == limit:
+                                return -1
+                            pred[n] = (r * 2 + mover) * 3 + slot
+                            n += 1
+                if lap_seeds < 2:
+                    break                    # a relay pit held a seed before the lap's last one
+                here = p
+    return n
+
+
+def unturns_of(ZigZagKernel self, board, int mover, ko_after):
+    """[(pit, board before)] of every turn of `mover` (0 = P) that captures nothing and leaves
+    `board` with ko pit `ko_after` (None for none): the un-moves of the score solver."""
+    cdef uint8_t b[MAXP]
+    cdef UnTurn *found = <UnTurn *>malloc(MAX_UNTURNS * sizeof(UnTurn))
+    if found == NULL:
+        raise MemoryError()
+    try:
+        self._board_in(board, b)
+        n = unturns(&self.ctx, b, mover, NO_KO if ko_after is None else ko_after, found, NULL, 0,
+                    MAX_UNTURNS)
+        if n < 0:
+            raise RuntimeError("more predecessors than the kernel's bound")
+        return [(found[i].pit, tuple(found[i].board[j] for j in range(self.npits))) for i in range(n)]
+    finally:
+        free(found)
+
+
+cdef struct ZzTier:
+    ZzCtx c
+    int seeds
+    const uint16_t *low[MAX_TOTAL + 1]      # records of tier (s, P captured last), s < seeds
+
+
+cdef int zz_moves(const void *ctx, int64_t index, int64_t *child, int16_t *exit_value,
+                  uint8_t *exit_rem) noexcept nogil:
+    cdef const ZzTier *t = <const ZzTier *>ctx
+    cdef const ZzCtx *c = &t.c
+    cdef uint8_t board[MAXP]
+    cdef uint8_t turned[MAXP]
+    cdef TurnResult turns[MAXP]
+    cdef int pits[MAXP]
+    cdef int side = <int>((index // 3) % 2), n, j, q, cap, rest, ko, v
+    cdef int64_t ci
+    cdef uint16_t rec
+    unrank_board(c.npits, index // 6, t.seeds, board)
+    n = gen_turns(c, board, side, ko_pit(c, side, <int>(index % 3)), turns, pits)
+    for j in range(n):
+        cap = turns[j].captured
+        if cap == 0:
+            child[j] = child_index(c, turns[j].board, t.seeds, 1 - side, turns[j].ko)
+            continue
+        child[j] = SCORE_EXIT
+        rest = t.seeds - cap
+        if t.low[rest] == NULL:
+            return SCORE_ERR_UNSOLVED
+        if side == 0:
+            # P captured: the child (p to move, P captured last) is stored as it is
+            ci = child_index(c, turns[j].board, rest, 1, turns[j].ko)
+        else:
+            # p captured: the child (P to move, p captured last) is stored turned half a turn
+            for q in range(c.npits):
+                turned[q] = turns[j].board[c.npits - 1 - q]
+            ko = turns[j].ko
+            ci = child_index(c, turned, rest, 1, NO_KO if ko == NO_KO else c.npits - 1 - ko)
+        rec = t.low[rest][ci]
+        if rec == MARGIN_UNSOLVED:
+            return SCORE_ERR_UNSOLVED
+        v = MARGIN_VALUE(rec)                 # for the child's side to move, the mover's opponent
+        if v > rest or v < -rest:
+            return SCORE_ERR_BEYOND
+        exit_value[j] = (cap - v) if side == 0 else (v - cap)
+        exit_rem[j] = MARGIN_REMOTENESS(rec)
+    return n
+
+
+cdef int zz_unmoves(const void *ctx, int64_t index, int64_t *pred, int limit) noexcept nogil:
+    cdef const ZzTier *t = <const ZzTier *>ctx
+    cdef const ZzCtx *c = &t.c
+    cdef uint8_t board[MAXP]
+    cdef int side = <int>((index // 3) % 2), n
+    unrank_board(c.npits, index // 6, t.seeds, board)
+    n = unturns(c, board, 1 - side, ko_pit(c, side, <int>(index % 3)), NULL, pred, t.seeds, limit)
+    return SCORE_ERR_PREDS if n < 0 else n
+
+
+cdef class ScoreTierOf:
+    """One tier (seeds, capturer) of a Zig Zag board for scoresolve.solve_tier: moves, un-moves,
+    and the records of the lower tiers captures reach (tiers (s, 1): positions where p captured
+    last are stored turned half a turn, as the same position with P)."""
+    cdef ZzTier t
+    cdef ScoreTier api
+    cdef list keep
+    cdef readonly int64_t size
+
+    def __init__(self, ZigZagKernel kernel, int seeds, int capturer, dict lower):
+        cdef int k
+        if not 0 <= seeds <= MAX_TOTAL or not 0 <= capturer <= 2:
+            raise ValueError(f"no tier ({seeds}, {capturer})")
+        self.t.c = kernel.ctx
+        self.t.seeds = seeds
+        for k in range(MAX_TOTAL + 1):
+            self.t.low[k] = NULL
+        self.keep = []
+        for s, array in lower.items():
+            if not (isinstance(s, int) and 0 <= s < seeds):
+                raise ValueError(f"no lower tier of {str(s)[:20]} seeds below {seeds}")
+            array = np.ascontiguousarray(array, dtype=np.uint16)
+            if array.ndim != 1 or array.shape[0] != ncomp[kernel.npits][s] * 6:
+                raise ValueError(f"the tier of {s} seeds holds {array.size} records, not "
+                                 f"{ncomp[kernel.npits][s] * 6}")
+            self.keep.append(array)
+            self.t.low[s] = <const uint16_t *>cnp.PyArray_DATA(array)
+        self.size = ncomp[kernel.npits][seeds] * 6
+        self.api.ctx = &self.t
+        self.api.n = self.size
+        self.api.width = kernel.cols
+        self.api.max_preds = 3 * MAX_UNTURNS
+        self.api.bound = seeds
+        self.api.endless_value = 0 if capturer == 0 else (seeds if capturer == 1 else -seeds)
+        self.api.side_stride = 3
+        self.api.moves = zz_moves
+        self.api.unmoves = zz_unmoves
+
+    @property
+    def endless_value(self):
+        """The value of play that never captures again, for P."""
+        return self.api.endless_value
+
+    def capsule(self):
+        """The ScoreTier for the solver kernel; valid while this object lives."""
+        return PyCapsule_New(&self.api, SOWSOLVE_SCORE_TIER_CAPSULE, NULL)
+
+    def moves(self, int64_t index):
+        """[(same-tier index, None, None) or (None, value for P, remoteness)] of a position's
+        moves, in pit order: what the solver reads (for the self-check)."""
+        cdef int64_t child[MAXP]
+        cdef int16_t value[MAXP]
+        cdef uint8_t rem[MAXP]
+        if not 0 <= index < self.size:
+            raise IndexError(f"index {index} is outside the tier")
+        n = zz_moves(&self.t, index, child, value, rem)
+        if n == SCORE_ERR_UNSOLVED:
+            raise RuntimeError("a capture leads to a record that is not solved")
+        if n == SCORE_ERR_BEYOND:
+            raise RuntimeError("a capture leads to a record whose margin exceeds the seeds left")
+        return [(int(child[j]), None, None) if child[j] != SCORE_EXIT
+                else (None, int(value[j]), int(rem[j])) for j in range(n)]
+
+    def unmoves(self, int64_t index):
+        """Same-tier indices with a move to `index` (once per such move)."""
+        if not 0 <= index < self.size:
+            raise IndexError(f"index {index} is outside the tier")
+        preds = np.empty(self.api.max_preds, dtype=np.int64)
+        cdef int64_t[::1] pv = preds
+        n = zz_unmoves(&self.t, index, &pv[0], self.api.max_preds)
+        if n < 0:
+            raise RuntimeError("more predecessors than the kernel's bound")
+        return [int(x) for x in preds[:n]]

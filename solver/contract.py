@@ -164,9 +164,11 @@ class Game(ABC):
         """Earlier tiers that children of `tier` can lie in."""
         raise NotImplementedError
 
-    def tier_graph(self, tier: int, lower: dict) -> dict:
-        """Score games: the move graph of a tier for cext/scoresolve.pyx, with the values of
-        its exits read from `lower` (tier -> solved records)."""
+    def score_tier(self, tier: int, lower: dict):
+        """Score games: one tier for cext/scoresolve.pyx's solve_tier -- an object whose
+        `capsule()` is a ScoreTier of sowsolve_kernel.h (moves and un-moves in the kernel, the
+        values of captures read from `lower`, tier -> solved records), and whose `moves(index)`
+        and `unmoves(index)` show the same to the self-check."""
         raise NotImplementedError
 
     def tier_name(self, tier: int) -> str:

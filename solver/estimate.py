@@ -60,19 +60,24 @@ def _todo(game: Game, solved_tiers, order=None) -> tuple[dict[int, int], list[in
     return sizes, [t for t in sizes if t not in solved_tiers]
 
 
-def graph_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estimate:
-    """Score tiers, on one core: the largest tier's move graph, and the lower tiers' records."""
+def score_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estimate:
+    """Score tiers: the largest tier's working bytes, and the lower tiers' records that captures
+    read; the rate scales with the threads up to the cores."""
     rates = game.rates
     sizes, todo = _todo(game, solved_tiers, order)
     positions = sum(sizes[t] for t in todo)
-    largest = max((sizes[t] for t in todo), default=0)
-    lower = sum(sizes.values())         # the lower tiers' records that captures lead to
-    memory = BASELINE_MEMORY + rates.memory_bytes_per_position * largest + RECORD_BYTES * lower
-    return Estimate(game.name, game.describe(), positions, True, round(memory),
+    memory = 0
+    for tier in todo:                   # the tier being solved and the records it reads
+        lower = sum(sizes[t] for t in game.tier_dependencies(tier) if t in sizes)
+        memory = max(memory, rates.memory_bytes_per_position * sizes[tier] + RECORD_BYTES * lower)
+    used = max(1, min(threads, default_threads()))
+    rate = rates.positions_per_second * used / rates.threads
+    return Estimate(game.name, game.describe(), positions, True, BASELINE_MEMORY + round(memory),
                     TABLE_OVERHEAD + round(rates.table_bytes_per_position * sum(sizes.values())),
-                    positions / rates.positions_per_second * rates.wall_over_kernel, 1,
-                    f"{rates.positions_per_second / 1e6:.1f} M positions/s on one core, "
-                    f"{rates.memory_bytes_per_position:g} bytes per position of the largest tier")
+                    positions / rate * rates.wall_over_kernel, used,
+                    f"{rates.positions_per_second / 1e6:.1f} M positions/s on "
+                    f"{rates.threads} {'thread' if rates.threads == 1 else 'threads'}, "
+                    f"{rates.memory_bytes_per_position:g} bytes per position of the tier solved")
 
 
 def window_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estimate:

@@ -11,8 +11,9 @@ sampled the same way (one seed), each filling one Report:
   check_unmoves      every kernel un-move replays to the position; every reference move that
                      keeps the tier is found back among its child's un-moves (games offering
                      un-moves)
-  check_tier_graph   score tiers: the move graph the solver reads, against the rules, with
-                     lower tiers filled with random records
+  check_score_tier   score tiers: the moves and un-moves the solver kernel reads, against the
+                     rules, with lower tiers filled with random records; small tiers solved by
+                     the kernel and by the reference solver over an explicit graph
   check_walks        keyed games: positions along random games; packing and the solver view
 
 `sampled_values` is the value part of `sowsolve check --table`: stored values against the value
@@ -27,10 +28,6 @@ import numpy as np
 
 from .contract import Game
 from .tiers import TierManager
-
-#: tiers larger than this are sampled by the rules only: their graph would take too long to build
-GRAPH_CHECK_LIMIT = 1 << 21
-
 
 class Report:
     """Counts and failures of a self-check."""
@@ -131,48 +128,96 @@ def check_unmoves(game: Game, samples: int, rng: random.Random, report: Report) 
                                       f"missing from the un-moves of {game.format_position(child)}")
 
 
-def check_tier_graph(game: Game, samples: int, rng: random.Random, report: Report) -> None:
-    """Score games: the tier graph the solver reads must hold, for each sampled position, its
-    side, its number of moves, the stored index of each same-tier child, and for each capture
-    the value the capture is worth, read from the lower tiers.  The lower tiers are filled with
-    random records here, so a capture that looked up the wrong position would show."""
+def check_score_tier(game: Game, samples: int, rng: random.Random, report: Report) -> None:
+    """Score games: what the solver kernel reads of a tier, against the rules.  For each sampled
+    position, its moves in the kernel (the stored index of each same-tier child; for each capture
+    the value it is worth, read from lower tiers filled with random records, so a capture that
+    looked up the wrong position would show) and its un-moves (each replays to it, and every
+    move of the rules that keeps the tier is found among its child's un-moves).  Small tiers are
+    also solved by the kernel and by the reference solver over an explicit move graph
+    (scoresolve.solve_graph); the records must be the same."""
+    from .kernels import solve_graph, solve_score_tier
     kind = game.value_kind
     for tier, indices in sampled_indices(game, samples, rng):
-        if game.tier_size(tier) > GRAPH_CHECK_LIMIT:
-            report.count("tiers_too_large_for_graph_check")
-            report.note(f"tiers of more than {GRAPH_CHECK_LIMIT:,} positions were checked by the "
-                        f"rules only, not through their move graph")
-            continue
         noise = np.random.default_rng(rng.randrange(1 << 32))
         lower = {}
         for dep in game.tier_dependencies(tier):
             bound = game.tier_stones(dep)
             lower[dep] = kind.encode(noise.integers(-bound, bound + 1, size=game.tier_size(dep)), 1)
-        graph = game.tier_graph(tier, lower)
-        width = graph["width"]
+        view = game.score_tier(tier, lower)
         for index in indices:
             position = game.stored_positions(tier, index, index + 1)[0]
             moves = game.legal_moves(position)
+            kernel = view.moves(index)
             first = game.side_index(position) == 0
-            if int(graph["moves"][index]) != len(moves) or int(graph["side"][index]) != game.side_index(position):
-                report.fail(position, "the tier graph gives it another side to move or number of moves")
+            report.count("positions")
+            if len(kernel) != len(moves):
+                report.fail(position, "the solver's kernel gives it another number of moves")
                 continue
-            for slot, move in enumerate(moves):
+            for (target, value, _), move in zip(kernel, moves):
                 child = game.play(position, move)
-                target = int(graph["same"][index * width + slot])
                 child_tier, child_index = game.locate(child)
                 if child_tier == tier:
                     if target != child_index:
-                        report.fail(position, f"the tier graph sends {game.format_move(move)} to "
-                                              f"index {target}, the rules to {child_index}")
+                        report.fail(position, f"the solver's kernel sends {game.format_move(move)} "
+                                              f"to index {target}, the rules to {child_index}")
+                    elif index not in view.unmoves(child_index):
+                        report.fail(position, f"move {game.format_move(move)} keeps the tier but "
+                                              f"is missing from the un-moves of "
+                                              f"{game.format_position(child)}")
                     continue
                 worth = kind.decode(int(lower[child_tier][child_index])).for_mover(
                     game.move_gain(position, move)).value
-                for_first = worth if first else -worth
-                if target != -2 or int(graph["exit_value"][index * width + slot]) != for_first:
-                    report.fail(position, f"the tier graph values the capture "
+                if target is not None or value != (worth if first else -worth):
+                    report.fail(position, f"the solver's kernel values the capture "
                                           f"{game.format_move(move)} wrongly")
-            report.count("graph_positions")
+            parents = view.unmoves(index)
+            for parent in set(parents):
+                before = game.stored_positions(tier, parent, parent + 1)[0]
+                leading = [m for m in game.legal_moves(before) if game.play(before, m) == position]
+                report.count("unmoves")
+                if len(leading) != parents.count(parent):
+                    report.fail(position, f"un-move from {game.format_position(before)} does not "
+                                          f"replay to it as often as the kernel lists it")
+        if game.tier_size(tier) <= SOLVER_CHECK_LIMIT:
+            records, _, _ = solve_score_tier(view, 2)
+            first = game.stored_positions(tier, 0, 1)[0]
+            try:
+                reference = solve_graph(_explicit_graph(game, tier, view))[0]
+            except (ValueError, RuntimeError) as refused:
+                report.fail(first, f"its tier ({game.tier_name(tier)}): the reference solver "
+                                   f"refuses the moves the kernel gives ({refused})")
+                continue
+            if not np.array_equal(records, reference):
+                report.fail(first, f"its tier ({game.tier_name(tier)}): the solver kernel and the "
+                                   f"reference solver give different records")
+            report.count("tiers_solved_twice")
+
+
+#: tiers up to this size are also solved by the reference solver (its graph is built in Python)
+SOLVER_CHECK_LIMIT = 20_000
+
+
+def _explicit_graph(game: Game, tier: int, view) -> dict:
+    """The move graph scoresolve.solve_graph reads, from the moves the kernel offers."""
+    size = game.tier_size(tier)
+    rows = [view.moves(i) for i in range(size)]
+    width = max([len(r) for r in rows] + [1])
+    same = np.full(size * width, -1, dtype=np.int32)
+    value = np.zeros(size * width, dtype=np.int16)
+    rem = np.zeros(size * width, dtype=np.uint8)
+    for i, row in enumerate(rows):
+        for j, (target, worth, remoteness) in enumerate(row):
+            same[i * width + j] = -2 if target is None else target
+            if target is None:
+                value[i * width + j], rem[i * width + j] = worth, remoteness
+    sides = [game.side_index(p) for p in game.stored_positions(tier, 0, size)]
+    bound = game.tier_stones(tier)
+    return {"side": np.array(sides, dtype=np.uint8), "width": width, "same": same,
+            "moves": np.array([len(r) for r in rows], dtype=np.uint8), "exit_value": value,
+            "exit_remoteness": rem, "bound": bound,
+            "captures": np.array([any(t is None for t, _, _ in r) for r in rows], dtype=np.uint8),
+            "endless_value": view.endless_value}
 
 
 def check_walks(game: Game, samples: int, rng: random.Random, report: Report) -> None:

@@ -57,7 +57,7 @@ HOOK_PURPOSES = {
     "kernel_unmoves": "un-moves inside a tier", "tiers": "tiers in solving order",
     "tier_size": "tier sizes", "tier_dependencies": "the tiers a tier's children lie in",
     "locate": "a dense index of positions", "stored_positions": "positions by index",
-    "tier_graph": "the move graph of a tier", "move_gain": "what a move banks",
+    "score_tier": "a tier's moves and un-moves in the kernel", "move_gain": "what a move banks",
     "leftover_margin": "the margin of a game that ends", "tier_stones": "stones of a tier",
     "key": "packed positions", "position_of_key": "unpacking of packed positions",
     "tiers_of_keys": "the tier of a packed position", "keys_fit": "a check of packed positions",
@@ -194,18 +194,19 @@ class Retrograde(TierSolver):
 
 class ScoreTiers(TierSolver):
     """Score games whose tiers hold cycles (cext/scoresolve.pyx): margins by threshold
-    attractors over each tier's move graph, built by the game's kernel."""
+    attractors over each tier, on moves and un-moves the game's kernel generates (no move
+    graph is kept: 4 bytes per position of the tier), on every thread."""
     name = "score-tiers"
     indexing = DENSE
     value_kind = MARGIN
-    kernel_needs = ()           # the game builds each tier's graph itself (tier_graph)
-    needs = ("kernel", "kernel_moves", "tier_graph", "move_gain", "leftover_margin", "side_index")
+    kernel_needs = ()           # the game hands over each tier itself (score_tier)
+    needs = ("kernel", "kernel_moves", "score_tier", "move_gain", "leftover_margin", "side_index")
     checks = (selfcheck.check_ranking, selfcheck.check_kernel_moves, selfcheck.check_dependencies,
-              selfcheck.check_tier_graph)
-    estimator = staticmethod(estimates.graph_estimate)
+              selfcheck.check_score_tier)
+    estimator = staticmethod(estimates.score_estimate)
 
     def worker(self, game, threads):
-        return ScoreTierWorker(game)
+        return ScoreTierWorker(game, threads)
 
     def verify(self, table, load, full, samples, seed, fail):
         """Every position through the Python rules with `full` (no kernel verifier yet)."""

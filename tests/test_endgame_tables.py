@@ -80,9 +80,12 @@ def test_the_standard_zigzag_board_up_to_4_seeds_equals_a_brute_force(tmp_path):
     assert solved.exit_code == 0, solved.output
     game = make_game("zigzag")
     expected = brute_force_margins(game, max_seeds=4)
+    # with at most 4 of the 60 seeds on the board, someone has captured; the table holds the
+    # positions where P captured last, those where p did are the same turned half a turn
+    possible = {p: v for p, v in expected.items() if p.last is not None}
     with open_table(path) as table:
-        assert len(expected) == sum(table.tier_size(t) for t in table.tiers)
-        for position, p_margin in expected.items():
+        assert len([p for p in possible if p.last == "P"]) == sum(table.tier_size(t) for t in table.tiers)
+        for position, p_margin in possible.items():
             margin = table.probe(position).margin
             assert margin == (p_margin if position.side == "P" else -p_margin), \
                 game.format_position(position)

@@ -3,7 +3,9 @@ solver, value-kind and indexing objects) still open, pass `check --full`, and ho
 records -- and, for keyed tables, the keys -- that solving the same board today stores.
 
 tests/data/format2/ holds one small table per solver, written by sowsolve 0.1.0 of that time
-with `sowsolve solve GAME <board> --table FILE`."""
+with `sowsolve solve GAME <board> --table FILE`.  Zig Zag tables of that time are the exception:
+they hold every tier, where tables now hold one record for a position and its half-turn; they
+are refused with the command that rebuilds them, and nothing is changed."""
 import pathlib
 import shutil
 
@@ -18,16 +20,35 @@ DATA = pathlib.Path(__file__).parent / "data" / "format2"
 TABLES = {
     "diffusion-2x4-k1.sqlite": ("diffusion", {"cols": 4, "stones": 1}),
     "diffusion-v2-2x3-k1.sqlite": ("diffusion-v2", {"cols": 3, "stones": 1}),
-    "zigzag-2x2-k2.sqlite": ("zigzag", {"cols": 2, "stones": 2}),
     "overflow-3x3.sqlite": ("overflow", {"size": "3x3"}),
 }
+EARLIER_LAYOUT = {"zigzag-2x2-k2.sqlite": ("zigzag", {"cols": 2, "stones": 2})}
 
 
 def test_every_solver_has_an_old_table():
     from sowsolve.solver.games import make_game
-    solvers = {make_game(name, **parameters).solver.name for name, parameters in TABLES.values()}
+    solvers = {make_game(name, **parameters).solver.name
+               for name, parameters in [*TABLES.values(), *EARLIER_LAYOUT.values()]}
     from sowsolve.solver.solvers import SOLVERS
     assert solvers == set(SOLVERS)
+
+
+@pytest.mark.parametrize("file", sorted(EARLIER_LAYOUT))
+def test_a_table_of_an_earlier_layout_is_refused_with_the_rebuild_command(tmp_path, file):
+    from typer.testing import CliRunner
+    from sowsolve.cli.app import app
+    from sowsolve.tables.format import OutdatedTable
+    old_path = tmp_path / file
+    shutil.copy(DATA / file, old_path)
+    before = old_path.read_bytes()
+    with pytest.raises(OutdatedTable) as refused:
+        open_table(old_path)
+    assert "more tiers than this sowsolve stores" in str(refused.value)
+    assert "--force" in str(refused.value) and "\n" not in str(refused.value)
+    for command in (["info", "--table", str(old_path)], ["query", "--table", str(old_path), "22/22 p - -"]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 1 and "rebuild it with" in result.output, result.output
+    assert old_path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [file]
 
 
 @pytest.mark.parametrize("file", sorted(TABLES))

@@ -188,12 +188,12 @@ def test_an_interrupted_search_leaves_no_table(tmp_path):
 
 def test_an_interrupted_zigzag_solve_stays_resumable(tmp_path):
     path = tmp_path / "z.sqlite"
-    game = make_game("zigzag", cols=4, stones=2)
-    command = Command(["solve", "zigzag", "--cols", 4, "--stones", 2, "--table", path], tmp_path,
+    game = make_game("zigzag", cols=4, stones=3)
+    command = Command(["solve", "zigzag", "--cols", 4, "--stones", 3, "--table", path], tmp_path,
                       tty=True)
     command.wait_until(lambda: b"pos/s" in command.output, "showed its progress bar")
     assert_interrupted(*command.interrupt())
-    assert b"/13.2M" in command.output       # one bar over all 13,238,478 positions
+    assert b"/63.1M" in command.output       # one bar over all 63,109,800 positions
     with open_table(path, allow_unfinished=True) as table:
         assert not table.finished
         solved = [int(t) for t in table.solved_tiers]
@@ -295,7 +295,9 @@ def test_the_search_and_the_score_kernels_stop_when_asked():
     assert solver.positions == 0
     zigzag = make_game("zigzag", cols=4, stones=1)
     with pytest.raises(KeyboardInterrupt):      # 38,610 positions: the loop looks at the flag
-        kernels.compiled("zigzag").tier_graph(zigzag.kernel(), 8, 0, {}, stopped_control().words)
+        tier = zigzag.score_tier(8 * 3, {s * 3 + 1: np.zeros(zigzag.tier_size(s * 3 + 1), np.uint16)
+                                         for s in range(8)})
+        kernels._scoresolve.solve_tier(tier, 2, stopped_control().words)
     with pytest.raises(KeyboardInterrupt):
         kernels._scoresolve.solve_graph(_big_graph(), stopped_control().words)
 

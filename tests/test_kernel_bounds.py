@@ -43,18 +43,23 @@ def test_the_tier_solver_refuses_a_tier_array_too_short(solved_4_2, shrunk):
     assert "outside the array of its tier" in one_sentence(verifying)
 
 
-def test_zigzag_tier_graph_checks_the_lower_tiers():
+def test_zigzag_score_tiers_check_the_lower_tiers():
     game = make_game("zigzag", cols=4, stones=1)
     kernel = game.kernel()
-    for lower, words in [({(500, 1): np.ones(6, dtype=np.uint16)}, "no tier"),
-                         ({(3, 7): np.ones(6, dtype=np.uint16)}, "no tier"),
-                         ({(-1, 1): np.ones(6, dtype=np.uint16)}, "no tier"),
-                         ({(7, 1): np.ones(10, dtype=np.uint16)}, "holds 10 records")]:
+    for lower, words in [({500: np.ones(6, dtype=np.uint16)}, "no lower tier"),
+                         ({8: np.ones(6, dtype=np.uint16)}, "no lower tier"),
+                         ({-1: np.ones(6, dtype=np.uint16)}, "no lower tier"),
+                         ({"7": np.ones(6, dtype=np.uint16)}, "no lower tier"),
+                         ({7: np.ones(10, dtype=np.uint16)}, "holds 10 records")]:
         with pytest.raises(ValueError) as refused:
-            kernels.compiled("zigzag").tier_graph(kernel, 8, 0, lower)
+            kernels.compiled("zigzag").ScoreTierOf(kernel, 8, 0, lower)
         assert words in one_sentence(refused)
     with pytest.raises(ValueError):
-        kernels.compiled("zigzag").tier_graph(kernel, 400, 0, {})
+        kernels.compiled("zigzag").ScoreTierOf(kernel, 400, 0, {})
+    # a lower tier left out, or holding an unsolved record, is refused when a capture reads it
+    tier = kernels.compiled("zigzag").ScoreTierOf(kernel, 8, 0, {})
+    with pytest.raises(RuntimeError, match="not solved"):
+        kernels._scoresolve.solve_tier(tier, 2)
 
 
 def test_verify_keys_checks_its_arrays():

@@ -139,17 +139,19 @@ def test_one_bar_follows_a_zigzag_solve(quick_polls):
     solve_score_tiers(game, store, progress)
     (bar,) = progress.bars
     assert bar.closed
-    assert bar.total == 231_660 == sum(n for _, n in bar.updates)
+    # boards of 0-7 seeds after a capture (P's; p's are stored turned) and of all 8 before one
+    assert bar.total == sum(comb(s + 7, 7) * 6 for s in range(9)) == sum(n for _, n in bar.updates)
     positions, _ = per_name(bar)
-    assert len(positions) == 27          # 0-8 seeds, 3 last capturers: each tier named
+    assert len(positions) == 9           # each tier named
     for name, n in positions.items():
         seeds = int(name.split()[0])
-        assert "last capture" in name and n == comb(seeds + 7, 7) * 6, name
-    # the graph kernel counts each position of its tier once
+        assert "captured" in name and n == comb(seeds + 7, 7) * 6, name
+    # the kernel counts each position once per sweep over the tier, and once as it settles
     control = kernels.Control()
-    lower = {divmod(t, 3): store.tiers[t] for t in game.tier_dependencies(8 * 3)}
-    graph = kernels.compiled("zigzag").tier_graph(game.kernel(), 8, 0, lower, control.words)
-    assert control.done == comb(8 + 7, 7) * 6 == graph["side"].size
+    lower = {t: store.tiers[t] for t in game.tier_dependencies(8 * 3)}
+    size = comb(8 + 7, 7) * 6
+    records, _, _ = kernels._scoresolve.solve_tier(game.score_tier(8 * 3, lower), 2, control.words)
+    assert records.size == size and size < control.done <= 4 * size
 
 
 def test_a_search_stops_at_its_limit_with_the_true_count():
@@ -172,3 +174,22 @@ def test_solve_refuses_to_leave_half_a_searched_table(tmp_path, monkeypatch):
         "(1,000 positions solved); raise it")
     assert "Traceback" not in result.output
     assert os.listdir(tmp_path) == []
+
+
+def test_a_resumed_zigzag_solve_equals_an_uninterrupted_one():
+    """The tiers left after a stop are solved again from the stored ones: the same records."""
+    game = make_game("zigzag", cols=4, stones=1)
+    whole = MemoryStore()
+    solve_score_tiers(game, whole, threads=2)
+    resumed = MemoryStore()
+    solve_score_tiers(game, resumed, threads=1)
+    top = list(game.tiers())[-3:]
+    for tier in top:
+        del resumed.tiers[tier]
+    progress = Recorder()
+    solve_score_tiers(game, resumed, progress, threads=2)
+    (bar,) = progress.bars
+    assert bar.total == sum(game.tier_size(t) for t in top)
+    assert set(resumed.tiers) == set(whole.tiers) == set(game.tiers())
+    for tier in game.tiers():
+        assert np.array_equal(resumed.tiers[tier], whole.tiers[tier]), tier

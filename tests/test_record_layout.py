@@ -79,42 +79,47 @@ def zigzag_2x2():
 
 
 def lower_tiers(game, seeds, margin_of):
-    """Every tier below `seeds` seeds with a last capturer, each record saying margin_of(s, c)
-    and remoteness 10 s + c."""
-    return {(s, c): np.full(zigzag_kernel.tier_size(game.npits, s), encode(margin_of(s, c), 10 * s + c),
-                            dtype=np.uint16)
-            for s in range(seeds) for c in (1, 2)}
+    """Every tier below `seeds` seeds where P captured last (the tables' tiers: positions where
+    p did are stored turned), each record saying margin_of(s) and remoteness 10 s + 1."""
+    return {s: np.full(zigzag_kernel.tier_size(game.npits, s), encode(margin_of(s), 10 * s + 1),
+                       dtype=np.uint16)
+            for s in range(seeds)}
 
 
-def test_zigzag_tier_graphs_read_captures_through_the_margin_layout(zigzag_2x2):
+def test_zigzag_score_tiers_read_captures_through_the_margin_layout(zigzag_2x2):
     game, seeds = zigzag_2x2, 3
     kernel = game.kernel()
-    lower = lower_tiers(game, seeds, lambda s, c: s if c == 1 else -s)
-    g = zigzag_kernel.tier_graph(kernel, seeds, 0, lower)
+    # a lower record says its side to move gets every seed left: P when P is to move after a
+    # capture by p (stored turned: p to move, P captured last), p after a capture by P
+    tier = zigzag_kernel.ScoreTierOf(kernel, seeds, 0, lower_tiers(game, seeds, lambda s: s))
     boards, sides, kos = zigzag_kernel.unrank_range(kernel, seeds, 0, zigzag_kernel.tier_size(game.npits, seeds))
-    width, checked = g["width"], 0
+    checked = 0
     for i, (board, side, ko) in enumerate(zip(boards, sides, kos)):
         mover = "P" if side == 0 else "p"
         position = Position(tuple(int(x) for x in board), mover, None if ko < 0 else int(ko), None)
         turns = sorted(game.turns(position), key=lambda t: t[0])
-        assert g["moves"][i] == len(turns)
-        for j, (_, turn) in enumerate(turns):
+        moves = tier.moves(i)
+        assert len(moves) == len(turns)
+        for (target, value, remoteness), (_, turn) in zip(moves, turns):
             if not turn.captured:
-                assert g["same"][i * width + j] >= 0
+                assert target is not None and target >= 0
                 continue
-            # after the capture the other side moves, `turn.captured` seeds fewer, mover captured last
-            left, capturer = seeds - turn.captured, 1 if mover == "P" else 2
-            child_margin = left if capturer == 1 else -left        # for the child's side to move
-            child_for_p = child_margin if mover == "p" else -child_margin
-            assert g["same"][i * width + j] == -2
-            assert g["exit_value"][i * width + j] == (turn.captured if mover == "P" else -turn.captured) + child_for_p
-            assert g["exit_remoteness"][i * width + j] == 10 * left + capturer
+            # after the capture the other side moves with `left` seeds on the board and gets
+            # them all (the record's margin): the capture is worth captured - left to the mover
+            left = seeds - turn.captured
+            worth = turn.captured - left
+            assert target is None
+            assert value == (worth if mover == "P" else -worth)
+            assert remoteness == 10 * left + 1
             checked += 1
     assert checked > 0
 
 
-def test_zigzag_tier_graphs_refuse_a_margin_beyond_the_seeds_left(zigzag_2x2):
+def test_zigzag_score_tiers_refuse_a_margin_beyond_the_seeds_left(zigzag_2x2):
     game, seeds = zigzag_2x2, 3
-    lower = lower_tiers(game, seeds, lambda s, c: s + 1)
+    tier = zigzag_kernel.ScoreTierOf(game.kernel(), seeds, 0, lower_tiers(game, seeds, lambda s: s + 1))
     with pytest.raises(RuntimeError, match="exceeds the seeds left"):
-        zigzag_kernel.tier_graph(game.kernel(), seeds, 0, lower)
+        for index in range(tier.size):
+            tier.moves(index)
+    with pytest.raises(RuntimeError, match="exceeds the seeds left"):
+        scoresolve.solve_tier(tier, 2)

@@ -96,13 +96,13 @@ def test_a_solver_needs_only_hooks_of_the_contract(solver):
 
 def test_a_game_missing_a_hook_is_refused_up_front_in_one_sentence():
     class NoGraph(ZigZag):
-        tier_graph = Game.tier_graph
+        score_tier = Game.score_tier
 
     game = NoGraph(cols=2, stones=1)
     with pytest.raises(MissingHooks) as refused:
         SOLVERS["score-tiers"].require(game)
     message = str(refused.value)
-    assert "tier_graph" in message and "Zig Zag, 2x2" in message and "\n" not in message
+    assert "score_tier" in message and "Zig Zag, 2x2" in message and "\n" not in message
     assert isinstance(refused.value, ValueError)        # a usage error: exit 2 in the CLI
 
 

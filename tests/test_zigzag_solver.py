@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from conftest import solve_to, vectors
 from sowsolve.cli.app import app
 from sowsolve.solver.games import make_game
+from sowsolve.solver.errors import BadPosition
 from sowsolve.solver.games.zigzag import Position
 from sowsolve.tables import open_table
 
@@ -75,15 +76,23 @@ def brute_force_margins(game, max_seeds=None):
 def test_2x2_margins_equal_brute_force(tmp_path, stones):
     game = solve_to(tmp_path / "z.sqlite", "zigzag", cols=2, stones=stones)
     expected = brute_force_margins(game)
+    # seeds leave the board only by captures: nobody has captured exactly while every seed is on it
+    possible = {p: v for p, v in expected.items()
+                if (p.last is None) == (sum(p.board) == game.total)}
     with open_table(tmp_path / "z.sqlite") as table:
-        for position, p_margin in expected.items():
+        for position, p_margin in possible.items():
             margin = table.probe(position).margin
             assert margin == (p_margin if position.side == "P" else -p_margin), game.format_position(position)
-    assert len(expected) == sum(game.tier_size(t) for t in game.tiers())
+        for position in set(expected) - set(possible):
+            with pytest.raises(BadPosition, match="cannot arise"):
+                table.probe(position)
+    # one record per pair of positions turned half a turn into each other, one per start board
+    stored = [p for p in possible if p.last != "p"]
+    assert len(stored) == sum(game.tier_size(t) for t in game.tiers())
     # the start value and positions of the board in tests/vectors/zigzag.json, by the brute force
     entry = next(e for e in vectors("zigzag")["solved"]
                  if e["parameters"] == {"cols": 2, "stones": stones} and e["position"] is None)
-    assert (entry["value"], entry["positions"]) == (-expected[game.initial()], len(expected))
+    assert (entry["value"], entry["positions"]) == (-expected[game.initial()], len(stored))
 
 
 def plies(rem):
@@ -217,20 +226,35 @@ def test_full_check_catches_a_wrong_remoteness(tmp_path, monkeypatch):
     assert report["failure_count"] >= 1 and "plies" in report["failures"][0]
 
 
-def test_contract_check_of_zigzag_sees_a_wrong_tier_graph(monkeypatch):
-    """The solver's view (the tier graph) is compared with the rules: a graph whose same-tier
-    children are shifted by one, or whose capture values are off by one, is reported."""
+def test_contract_check_of_zigzag_sees_a_wrong_score_tier(monkeypatch):
+    """What the solver kernel reads of a tier is compared with the rules: moves whose same-tier
+    children are shifted by one, captures valued one more, or un-moves missing one, are
+    reported."""
     from sowsolve.solver.games.zigzag import ZigZag
-    honest = ZigZag.tier_graph
-    for damage in ("same", "exit_value"):
-        def broken(self, tier, lower, damage=damage):
-            graph = dict(honest(self, tier, lower))
-            array = graph[damage].copy()
-            chosen = (array >= 0) if damage == "same" else (graph["same"] == -2)
-            array[chosen] += 1
-            graph[damage] = array
-            return graph
-        monkeypatch.setattr(ZigZag, "tier_graph", broken)
+    honest = ZigZag.score_tier
+
+    class Damaged:
+        def __init__(self, view, damage):
+            self.view, self.damage = view, damage
+            self.size, self.endless_value = view.size, view.endless_value
+
+        def capsule(self):
+            return self.view.capsule()
+
+        def moves(self, index):
+            moves = self.view.moves(index)
+            if self.damage == "same":
+                return [(t + 1 if t is not None else t, v, r) for t, v, r in moves]
+            if self.damage == "capture":
+                return [(t, v + 1 if v is not None else v, r) for t, v, r in moves]
+            return moves
+
+        def unmoves(self, index):
+            return self.view.unmoves(index)[1:] if self.damage == "unmoves" else self.view.unmoves(index)
+
+    for damage in ("same", "capture", "unmoves"):
+        monkeypatch.setattr(ZigZag, "score_tier",
+                            lambda self, tier, lower, damage=damage: Damaged(honest(self, tier, lower), damage))
         game = make_game("zigzag", cols=2, stones=2)
         report = game.solver.self_check(game, samples=200)
         assert report["failure_count"] > 0, damage
@@ -239,8 +263,10 @@ def test_contract_check_of_zigzag_sees_a_wrong_tier_graph(monkeypatch):
 @pytest.mark.parametrize("entry", [e for e in vectors("zigzag")["solved"] if "positions" in e],
                          ids=lambda e: "2x{cols}-K{stones}".format(**e["parameters"]))
 def test_solved_vectors_count_the_positions(entry):
-    """Every board of at most all the seeds, with either side to move, three ko states (none or
-    one of the two centre pits of the mover's row) and three last capturers (P, p, nobody)."""
+    """Every board of fewer seeds than the start with P as the last capturer (p's are the same
+    turned half a turn), and every board of all the seeds with nobody; either side to move,
+    three ko states (none or one of the two centre pits of the mover's row)."""
     pits = 2 * entry["parameters"]["cols"]
     seeds = pits * entry["parameters"]["stones"]
-    assert entry["positions"] == math.comb(seeds + pits, pits) * 2 * 3 * 3
+    boards = sum(math.comb(s + pits - 1, pits - 1) for s in range(seeds + 1))
+    assert entry["positions"] == boards * 2 * 3

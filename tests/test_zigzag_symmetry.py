@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 from sowsolve.cli.app import app
 from sowsolve.solver.games import make_game
 from sowsolve.solver.games.zigzag import Position
+from sowsolve.solver.kernels import solve_score_tier
+from sowsolve.solver.values import MARGIN
 from sowsolve.tables import open_table
 
 OTHER = {"P": "p", "p": "P", None: None}
@@ -127,6 +129,9 @@ def test_a_sample_of_2x6_positions_is_symmetric():
 
 @pytest.mark.parametrize("stones", [2, 3])
 def test_solved_values_are_symmetric(tmp_path, stones):
+    """Tables store one position of each turned pair (the one where P captured last); here the
+    tiers where p captured last are solved too, directly, and each record (margin and
+    remoteness) must equal the stored record of its turned position."""
     table = tmp_path / "z.sqlite"
     solved = CliRunner().invoke(app, ["solve", "zigzag", "--cols", "2", "--stones", str(stones),
                                       "--table", str(table), "--json"])
@@ -135,9 +140,18 @@ def test_solved_values_are_symmetric(tmp_path, stones):
     game = make_game("zigzag", cols=2, stones=stones)
     margins = set()
     with open_table(table) as t:
-        for position in every_position(2, stones):
-            value, image = t.probe(position), t.probe(game.turned(position))
-            assert (value.margin, value.remoteness) == (image.margin, image.remoteness), \
-                game.format_position(position)
-            margins.add(value.margin)
+        stored = {tier // 3: t.tier_records(tier) for tier in t.tiers if tier % 3 == 1}
+        for seeds in range(game.total):
+            lower = {s * 3 + 1: stored[s] for s in range(seeds)}
+            p_last, _, _ = solve_score_tier(game.score_tier(seeds * 3 + 2, lower), 2)
+            size = game.tier_size(seeds * 3 + 2)
+            for index, position in enumerate(game.stored_positions(seeds * 3 + 1, 0, size)):
+                mine = position._replace(last="p")
+                image = game.turned(mine)
+                assert image.last == "P"
+                value = MARGIN.decode(int(p_last[index]))    # the same index in p's tier
+                expected = t.probe(image)
+                assert (value.margin, value.remoteness) == (expected.margin, expected.remoteness), \
+                    game.format_position(mine)
+                margins.add(value.margin)
     assert len(margins) > 2 * stones        # the values do differ from position to position

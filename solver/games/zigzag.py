@@ -41,16 +41,18 @@ class Turn(NamedTuple):
 class ZigZag(Game):
     """Zig Zag on 2 rows of `cols` pits (cols even) with `stones` seeds per pit at the start."""
     name = "zigzag"
-    # `/usr/bin/time -v sowsolve solve zigzag --max-stones 16` (the standard board's endgame
-    # table, one core; bench/results/zigzag-endgame.json): 547,591,590 positions in 626 s, 0.87
-    # million positions/s (2x4 K=3: 2.0, smaller tiers run faster), peak 14.5 GB: about 170
-    # bytes per position of the largest tier (its move graph with numpy temporaries) plus the
-    # records of the lower tiers; table 0.77 (S=16) to 0.85 (2x4 K=3: 160 MB) bytes/position
-    rates = Rates(positions_per_second=0.9e6, threads=1, table_bytes_per_position=0.85,
-                  memory_bytes_per_position=170)
+    # python bench/bench_zigzag_scale.py (bench/results/zigzag-scale.json): 2x4 K=3, 63.1 M
+    # positions stored, 2.9 M positions/s on two threads (smaller tiers run faster); a tier
+    # takes 4 bytes per position (record, counter, distance) and the lists of positions queued
+    # by distance, besides the 2-byte records of the tiers below it; table about 0.81 byte per
+    # position
+    rates = Rates(positions_per_second=2.9e6, threads=2, table_bytes_per_position=0.81,
+                  memory_bytes_per_position=5)
     value_kind = MARGIN
-    storage_note = ("every board of up to the start's seeds, both sides to move, every ko and last "
-                    "capturer; values are margins for the side to move")
+    storage_note = ("every board with fewer seeds than the start where P captured last, both sides "
+                    "to move, every ko (a position where p captured last is one of these turned "
+                    "half a turn), and the start's count with nobody having captured; values are "
+                    "margins for the side to move")
 
     # --- what the registry and the command line know of the game (solver/games/__init__.py)
     family = "Zig Zag"
@@ -174,6 +176,11 @@ class ZigZag(Game):
     def turned_move(self, move: int) -> int:
         """The pit diametrically opposite `move`."""
         return self.npits - 1 - move
+
+    def images(self, position: Position) -> list[Position]:
+        """The position and its half-turn with the players swapped: they share one record
+        (the table stores the one where P captured last)."""
+        return [position, self.turned(position)] if position.last is not None else [position]
 
     def turned(self, position: Position) -> Position:
         """`position` with the board turned 180 degrees and the players' names swapped."""
@@ -321,32 +328,46 @@ class ZigZag(Game):
     # --- tier layer -------------------------------------------------------------------
     # Tier id = seeds * 3 + last capturer (0 nobody, 1 P, 2 p).  Moves that capture nothing
     # stay in their tier (cycles are possible); a capture leads to a tier of fewer seeds.
+    # Tables hold the tiers where P captured last: a position where p did is the same position
+    # turned half a turn with the players swapped (see `turned`), so it is looked up there.
+    # Nobody has captured only while every seed of the start is on the board: the tier of
+    # nobody exists for that count alone.
     CAPTURERS = (None, "P", "p")
 
     def tiers(self) -> list[int]:
-        return [seeds * 3 + c for seeds in range(self.total + 1) for c in range(3)]
+        return [seeds * 3 + 1 for seeds in range(self.total)] + [self.total * 3]
 
     def tier_size(self, tier: int) -> int:
         return _zigzag.tier_size(self.npits, tier // 3)
 
     def tier_dependencies(self, tier: int) -> list[int]:
-        return [s * 3 + c for s in range(tier // 3) for c in (1, 2)]
+        return [s * 3 + 1 for s in range(tier // 3)]
 
     def tier_name(self, tier: int) -> str:
         seeds, c = divmod(tier, 3)
-        return f"{seeds} {'seed' if seeds == 1 else 'seeds'}, last capture {self.CAPTURERS[c] or 'none'}"
+        who = {0: "nobody has captured", 1: "P captured last (or p, turned)"}.get(c, "p captured last")
+        return f"{seeds} {'seed' if seeds == 1 else 'seeds'}, {who}"
 
     def tier_stones(self, tier: int) -> int:
         return tier // 3
 
-    def tier_graph(self, tier: int, lower: dict[int, object]) -> dict:
+    def score_tier(self, tier: int, lower: dict[int, object]):
         seeds, c = divmod(tier, 3)
-        kernel = self.kernel()
-        lower = {divmod(t, 3): array for t, array in lower.items()}
-        return run_stoppable(lambda words: _zigzag.tier_graph(kernel, seeds, c, lower, words),
-                             _zigzag.tier_size(self.npits, seeds))
+        return _zigzag.ScoreTierOf(self.kernel(), seeds, c,
+                                   {t // 3: array for t, array in lower.items()})
 
     def locate(self, position: Position) -> tuple[int, int]:
+        seeds = sum(position.board)
+        if position.last is None and seeds != self.total:
+            raise BadPosition(f"position {quote(self.format_position(position))} cannot arise: "
+                              f"nobody has captured yet, so the board holds all {self.total} seeds "
+                              f"of the start, not {seeds}")
+        if position.last is not None and seeds >= self.total:
+            raise BadPosition(f"position {quote(self.format_position(position))} cannot arise: "
+                              f"after a capture fewer than the {self.total} seeds of the start are "
+                              f"on the board")
+        if position.last == "p":
+            position = self.turned(position)
         seeds, index = _zigzag.rank(self.kernel(), position.board,
                                     0 if position.side == "P" else 1, position.ko)
         return seeds * 3 + self.CAPTURERS.index(position.last), index
