@@ -41,7 +41,7 @@ cdef extern from "sowsolve_kernel.h" nogil:
         int endless_value
         int64_t side_stride
         int (*moves)(const void *ctx, int64_t index, int64_t *child, int16_t *exit_value,
-                     uint8_t *exit_rem) noexcept nogil
+                     uint16_t *exit_rem) noexcept nogil
         int (*unmoves)(const void *ctx, int64_t index, int64_t *pred, int max) noexcept nogil
 
     uint8_t byte_load(const uint8_t *p)
@@ -49,8 +49,10 @@ cdef extern from "sowsolve_kernel.h" nogil:
     uint8_t byte_fetch_sub(uint8_t *p, uint8_t v)
     uint8_t byte_fetch_or(uint8_t *p, uint8_t v)
     uint8_t byte_fetch_and(uint8_t *p, uint8_t v)
-    bint byte_lower(uint8_t *p, uint8_t v)
-    void byte_raise(uint8_t *p, uint8_t v)
+    uint16_t word_load(const uint16_t *p)
+    bint word_lower(uint16_t *p, uint16_t v)
+    void word_raise(uint16_t *p, uint16_t v)
+    void first_error(int *p, int code)
 
     ctypedef struct Fold:
         uint32_t win_in

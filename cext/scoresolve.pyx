@@ -121,22 +121,22 @@ cdef struct Graph:
     const uint8_t *side_of
     const uint8_t *deg
     const int16_t *exit_u
-    const uint8_t *exit_rem
+    const uint16_t *exit_rem
     const int64_t *rev_off
     const int32_t *rev
     const int32_t *same            # same-tier child of each move slot (-1 none, -2 an exit)
     const int64_t *bucket_off      # exits by value for P, from -bound to +bound
     const int64_t *bucket
     int16_t *value                 # results, shared by both sweeps (they never meet)
-    uint8_t *dist
+    uint16_t *dist
     uint8_t *counter               # scratch
-    uint8_t *acc
+    uint16_t *acc
     int16_t *acc_at                # the threshold at which acc was last raised
-    uint8_t *tent
+    uint16_t *tent
 
 
 cdef inline int wait_for_all(Heap *heap, int64_t node, int d, uint8_t *counter,
-                             uint8_t *acc) noexcept nogil:
+                             uint16_t *acc) noexcept nogil:
     """One more move of a delaying position is settled, `d` plies from the end: it joins once
     all its counted moves are, at the slowest of them."""
     if d > acc[node]:
@@ -148,7 +148,7 @@ cdef inline int wait_for_all(Heap *heap, int64_t node, int d, uint8_t *counter,
 
 
 cdef inline int offer(Heap *heap, int64_t node, int d, int forcing, int t, const uint8_t *side_of,
-                      uint8_t *counter, uint8_t *acc, int16_t *acc_at, uint8_t *tent) noexcept nogil:
+                      uint8_t *counter, uint16_t *acc, int16_t *acc_at, uint16_t *tent) noexcept nogil:
     """A successor of `node` worth the threshold t, `d` plies from the end: the forcing side
     takes the quickest such move; the other side joins once every move is worth t or more to
     the forcing side, and then delays among the moves worth exactly t (its best ones): moves
@@ -176,9 +176,9 @@ cdef int attract(const Graph *g, int forcing, int lo, int hi, int step, uint8_t 
     cdef int t, d
     cdef const uint8_t *side_of = g.side_of
     cdef uint8_t *counter = g.counter
-    cdef uint8_t *acc = g.acc
+    cdef uint16_t *acc = g.acc
     cdef int16_t *acc_at = g.acc_at
-    cdef uint8_t *tent = g.tent
+    cdef uint16_t *tent = g.tent
     heap.items = NULL
     heap.size = 0
     heap.capacity = 0
@@ -238,7 +238,7 @@ cdef int delay_to_the_end(const Graph *g, int endless_value, const uint8_t *deci
     cdef int64_t i, e, j, k, y, t_index, settles = 0
     cdef int d
     cdef uint8_t *counter = g.counter
-    cdef uint8_t *acc = g.acc
+    cdef uint16_t *acc = g.acc
     heap.items = NULL
     heap.size = 0
     heap.capacity = 0
@@ -303,7 +303,7 @@ def solve_graph(dict graph, int64_t[::1] control=None):
     deg = np.ascontiguousarray(graph["moves"], dtype=np.uint8)
     same = np.ascontiguousarray(graph["same"], dtype=np.int32)
     exit_u = np.ascontiguousarray(graph["exit_value"], dtype=np.int16)
-    exit_rem = np.ascontiguousarray(graph["exit_remoteness"], dtype=np.uint8)
+    exit_rem = np.ascontiguousarray(graph["exit_remoteness"], dtype=np.uint16)
     has_capture = np.ascontiguousarray(graph["captures"], dtype=np.uint8)
     cdef int width = graph["width"], seeds = graph["bound"], infinite_value = graph["endless_value"]
     cdef int64_t n = side_of.shape[0], i, e, y, q_head, q_tail
@@ -355,28 +355,28 @@ def solve_graph(dict graph, int64_t[::1] control=None):
     joined_p = np.zeros(n, dtype=np.uint8)
     joined_q = np.zeros(n, dtype=np.uint8)
     value = np.zeros(n, dtype=np.int16)
-    dist = np.zeros(n, dtype=np.uint8)
+    dist = np.zeros(n, dtype=np.uint16)
     counter = np.empty(n, dtype=np.uint8)
-    acc = np.empty(n, dtype=np.uint8)
+    acc = np.empty(n, dtype=np.uint16)
     acc_at = np.empty(n, dtype=np.int16)
-    tent = np.empty(n, dtype=np.uint8)
+    tent = np.empty(n, dtype=np.uint16)
     cdef Graph graph_c
     graph_c.n, graph_c.width, graph_c.bound = n, width, seeds
     graph_c.side_of = &side_v[0]
     graph_c.deg = &deg_v[0]
     graph_c.exit_u = <const int16_t *>cnp.PyArray_DATA(exit_u)
-    graph_c.exit_rem = <const uint8_t *>cnp.PyArray_DATA(exit_rem)
+    graph_c.exit_rem = <const uint16_t *>cnp.PyArray_DATA(exit_rem)
     graph_c.rev_off = <const int64_t *>cnp.PyArray_DATA(rev_off)
     graph_c.rev = <const int32_t *>cnp.PyArray_DATA(rev)
     graph_c.same = <const int32_t *>cnp.PyArray_DATA(same)
     graph_c.bucket_off = <const int64_t *>cnp.PyArray_DATA(bucket_off)
     graph_c.bucket = <const int64_t *>cnp.PyArray_DATA(bucket)
     graph_c.value = <int16_t *>cnp.PyArray_DATA(value)
-    graph_c.dist = <uint8_t *>cnp.PyArray_DATA(dist)
+    graph_c.dist = <uint16_t *>cnp.PyArray_DATA(dist)
     graph_c.counter = <uint8_t *>cnp.PyArray_DATA(counter)
-    graph_c.acc = <uint8_t *>cnp.PyArray_DATA(acc)
+    graph_c.acc = <uint16_t *>cnp.PyArray_DATA(acc)
     graph_c.acc_at = <int16_t *>cnp.PyArray_DATA(acc_at)
-    graph_c.tent = <uint8_t *>cnp.PyArray_DATA(tent)
+    graph_c.tent = <uint16_t *>cnp.PyArray_DATA(tent)
     cdef uint8_t *joined_p_c = <uint8_t *>cnp.PyArray_DATA(joined_p)
     cdef uint8_t *joined_q_c = <uint8_t *>cnp.PyArray_DATA(joined_q)
     cdef int ok1, ok2 = 0
@@ -441,7 +441,8 @@ from cython.parallel cimport parallel, prange, threadid
 
 from kernel_api cimport (MARGIN_REMOTENESS, MARGIN_VALUE, SCORE_EXIT, SCORE_ERR_BEYOND, SCORE_ERR_PREDS, SCORE_ERR_UNSOLVED,
                          SOWSOLVE_SCORE_TIER_CAPSULE, ScoreTier, byte_fetch_and, byte_fetch_or,
-                         byte_fetch_sub, byte_load, byte_lower, byte_raise, byte_store)
+                         byte_fetch_sub, byte_load, byte_store, first_error, word_load,
+                         word_lower, word_raise)
 
 cdef enum:
     F_COUNT = 0x0F        # moves not yet settled (to the sweep's rule)
@@ -450,12 +451,17 @@ cdef enum:
     F_OFFERED = 0x40      # attractor: a forcing position already queued
     F_REACH = 0x40        # delay phase (the same bit): a capture can be reached from here
     F_SETTLED = 0x80      # delay: remoteness known (record final)
-    LEVELS = 256
+    LEVELS = 512          # distances 0 .. MARGIN_REM_ENDLESS (checked at import)
     ERR_MEMORY = -10
     ERR_STOPPED = -11
     ERR_REMOTENESS = -12
+    ERR_KERNEL = -13
     CHUNK = 1024
 
+
+
+if LEVELS != MARGIN_REM_ENDLESS + 1:
+    raise ImportError("the score solver's distance lists do not match the margin record layout")
 
 
 cdef struct Vec:
@@ -481,7 +487,7 @@ cdef struct Sweep:
     const ScoreTier *tier
     uint16_t *rec
     uint8_t *flags
-    uint8_t *dist
+    uint16_t *dist
     Vec *lists            # threads x LEVELS
     int threads
     int forcing           # 0: the maximiser forces, 1: the minimiser
@@ -499,8 +505,7 @@ cdef inline int side_of(const ScoreTier *tier, int64_t i) noexcept nogil:
 
 
 cdef inline void fail(Sweep *s, int code) noexcept nogil:
-    if s.error[0] == 0:
-        s.error[0] = code
+    first_error(s.error, code)
 
 
 cdef inline void count_one(Sweep *s, int tid) noexcept nogil:
@@ -542,8 +547,7 @@ cdef void settle_attractor(Sweep *s, int tid, int64_t i, int d, int64_t *preds) 
     count_one(s, tid)
     nd = longer(d)
     n = tier.unmoves(tier.ctx, i, preds, tier.max_preds)
-    if n < 0:
-        fail(s, n)
+    if not checked_preds(s, n, preds):
         return
     for k in range(n):
         x = preds[k]
@@ -551,19 +555,19 @@ cdef void settle_attractor(Sweep *s, int tid, int64_t i, int d, int64_t *preds) 
             continue
         if side_of(tier, x) == s.forcing:
             # the forcing side takes its quickest move worth the threshold
-            if byte_lower(&s.dist[x], <uint8_t>nd) or not (byte_fetch_or(&s.flags[x], F_OFFERED) & F_OFFERED):
+            if word_lower(&s.dist[x], <uint16_t>nd) or not (byte_fetch_or(&s.flags[x], F_OFFERED) & F_OFFERED):
                 byte_fetch_or(&s.flags[x], F_OFFERED)
                 push(s, tid, nd, x)
             continue
         # the other side joins once every move is worth the threshold or more, and then
         # delays among those worth exactly it (the ones joining now, in order of distance)
-        byte_raise(&s.dist[x], <uint8_t>nd)
+        word_raise(&s.dist[x], <uint16_t>nd)
         old = byte_fetch_sub(&s.flags[x], 1)
         if (old & F_COUNT) != 1:
             continue
         if (old & F_EXIT) and worse(s.forcing, MARGIN_VALUE(s.rec[x]), s.t):
             continue                # a capture worse for the forcing side: a later threshold
-        push(s, tid, byte_load(&s.dist[x]), x)
+        push(s, tid, word_load(&s.dist[x]), x)
 
 
 cdef void settle_delay(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noexcept nogil:
@@ -582,18 +586,17 @@ cdef void settle_delay(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noex
     if nd >= MARGIN_REM_ENDLESS:
         return
     n = tier.unmoves(tier.ctx, i, preds, tier.max_preds)
-    if n < 0:
-        fail(s, n)
+    if not checked_preds(s, n, preds):
         return
     for k in range(n):
         x = preds[k]
         fx = byte_load(&s.flags[x])
         if (fx & (F_JOINED | F_SETTLED)) or not (fx & F_REACH):
             continue
-        byte_raise(&s.dist[x], <uint8_t>nd)
+        word_raise(&s.dist[x], <uint16_t>nd)
         old = byte_fetch_sub(&s.flags[x], 1)
         if (old & F_COUNT) == 1:
-            push(s, tid, byte_load(&s.dist[x]), x)
+            push(s, tid, word_load(&s.dist[x]), x)
 
 
 cdef int64_t gather(Sweep *s, int d, uint32_t **out) noexcept nogil:
@@ -649,14 +652,47 @@ cdef void run_levels(Sweep *s, int first) noexcept nogil:
             free(cur)
 
 
+cdef bint checked_moves(Sweep *s, int n, const int64_t *child, const int16_t *value,
+                        const uint16_t *rem) noexcept nogil:
+    """What a game kernel returns is checked before it indexes anything here."""
+    cdef const ScoreTier *tier = s.tier
+    cdef int j
+    if n < 0:
+        fail(s, n)
+        return False
+    if n > tier.width:
+        fail(s, ERR_KERNEL)
+        return False
+    for j in range(n):
+        if child[j] == SCORE_EXIT:
+            if value[j] < -tier.bound or value[j] > tier.bound or rem[j] > MARGIN_REM_ENDLESS:
+                fail(s, ERR_KERNEL)
+                return False
+        elif child[j] < 0 or child[j] >= tier.n:
+            fail(s, ERR_KERNEL)
+            return False
+    return True
+
+
+cdef inline bint checked_preds(Sweep *s, int n, const int64_t *preds) noexcept nogil:
+    cdef int k
+    if n < 0:
+        fail(s, n)
+        return False
+    for k in range(n):
+        if preds[k] < 0 or preds[k] >= s.tier.n:
+            fail(s, ERR_KERNEL)
+            return False
+    return True
+
+
 cdef void summarise_one(Sweep *s, int tid, int64_t i, int64_t *child, int16_t *value,
-                        uint8_t *rem) noexcept nogil:
+                        uint16_t *rem) noexcept nogil:
     cdef const ScoreTier *tier = s.tier
     cdef int n, j, same = 0, best = 0x7FFF, bd = 0, v, dd
     cdef int side
     n = tier.moves(tier.ctx, i, child, value, rem)
-    if n < 0:
-        fail(s, n)
+    if not checked_moves(s, n, child, value, rem):
         return
     side = side_of(tier, i)
     for j in range(n):
@@ -691,14 +727,14 @@ cdef void summarise(Sweep *s) noexcept nogil:
     cdef int64_t i
     cdef int64_t *child
     cdef int16_t *value
-    cdef uint8_t *rem
+    cdef uint16_t *rem
     cdef int tid
     memset(s.worth, 0, s.threads * (2 * tier.bound + 1) * sizeof(int64_t))
     with parallel(num_threads=s.threads):
         tid = threadid()
         child = <int64_t *>malloc(tier.width * sizeof(int64_t) + 8)
         value = <int16_t *>malloc(tier.width * sizeof(int16_t) + 8)
-        rem = <uint8_t *>malloc(tier.width + 8)
+        rem = <uint16_t *>malloc(tier.width * sizeof(uint16_t) + 8)
         if child == NULL or value == NULL or rem == NULL:
             fail(s, ERR_MEMORY)
         for i in prange(tier.n, schedule="dynamic", chunksize=CHUNK * 16):
@@ -764,13 +800,12 @@ cdef void attractor(Sweep *s, int forcing, int lo, int hi, int step) noexcept no
 
 
 cdef void delay_one(Sweep *s, int tid, int64_t i, int64_t *child, int16_t *value,
-                    uint8_t *rem) noexcept nogil:
+                    uint16_t *rem) noexcept nogil:
     cdef const ScoreTier *tier = s.tier
     cdef int n, j, count = 0, finite = 0, acc = 0, dd
     cdef bint seed = False
     n = tier.moves(tier.ctx, i, child, value, rem)
-    if n < 0:
-        fail(s, n)
+    if not checked_moves(s, n, child, value, rem):
         return
     for j in range(n):
         if child[j] != SCORE_EXIT:
@@ -806,14 +841,14 @@ cdef void reach_closure(Sweep *s) noexcept nogil:
     cdef int tid, n, p
     cdef int64_t *child
     cdef int16_t *value
-    cdef uint8_t *rem
+    cdef uint16_t *rem
     cdef int64_t *preds
     cdef uint32_t *cur
     with parallel(num_threads=s.threads):
         tid = threadid()
         child = <int64_t *>malloc(tier.width * sizeof(int64_t) + 8)
         value = <int16_t *>malloc(tier.width * sizeof(int16_t) + 8)
-        rem = <uint8_t *>malloc(tier.width + 8)
+        rem = <uint16_t *>malloc(tier.width * sizeof(uint16_t) + 8)
         if child == NULL or value == NULL or rem == NULL:
             fail(s, ERR_MEMORY)
         for i in prange(tier.n, schedule="dynamic", chunksize=CHUNK * 16):
@@ -839,8 +874,7 @@ cdef void reach_closure(Sweep *s) noexcept nogil:
                 if s.error[0] != 0 or preds == NULL:
                     continue
                 n = tier.unmoves(tier.ctx, cur[k], preds, tier.max_preds)
-                if n < 0:
-                    fail(s, n)
+                if not checked_preds(s, n, preds):
                     continue
                 for p in range(n):
                     x = preds[p]
@@ -890,7 +924,7 @@ def solve_tier(tier, int threads=1, int64_t[::1] control=None):
     threads = max(1, threads)
     records = np.zeros(t.n, dtype=np.uint16)
     flags = np.zeros(t.n, dtype=np.uint8)
-    dist = np.zeros(t.n, dtype=np.uint8)
+    dist = np.zeros(t.n, dtype=np.uint16)
     counted = np.zeros(threads * 8, dtype=np.int64)
     worth = np.zeros(threads * (2 * t.bound + 1), dtype=np.int64)
     cdef Sweep s
@@ -902,7 +936,7 @@ def solve_tier(tier, int threads=1, int64_t[::1] control=None):
     s.tier = t
     s.rec = <uint16_t *>cnp.PyArray_DATA(records)
     s.flags = <uint8_t *>cnp.PyArray_DATA(flags)
-    s.dist = <uint8_t *>cnp.PyArray_DATA(dist)
+    s.dist = <uint16_t *>cnp.PyArray_DATA(dist)
     s.lists = lists
     s.threads = threads
     s.error = &error
@@ -948,6 +982,8 @@ def solve_tier(tier, int threads=1, int64_t[::1] control=None):
                            "the board")
     if error == SCORE_ERR_PREDS:
         raise RuntimeError("a position has more predecessors than the game's bound")
+    if error == ERR_KERNEL:
+        raise RuntimeError("the game's kernel gave a move or an un-move outside its tier's bounds")
     if error != 0:
         raise RuntimeError(f"the score tier solver failed ({error})")
     ctl_add(ctl, int(counted.sum()))

@@ -28,17 +28,19 @@
 #define REC_MAKE(outcome, rem) ((uint16_t)(((rem) << REC_OUTCOME_BITS) | (outcome)))
 #define REC_MAX_REMOTENESS 16383u   /* (1 << (16 - REC_OUTCOME_BITS)) - 1 */
 
-/* Margin records (games scored by a margin: Zig Zag): the low byte holds the margin plus
+/* Margin records (games scored by a margin: Zig Zag): the low 7 bits hold the margin plus
  * MARGIN_BIAS (margins -MARGIN_MAX_VALUE..MARGIN_MAX_VALUE, so a solved record is never 0), the
- * high byte the remoteness, MARGIN_REM_ENDLESS meaning "no end": the value comes from play that
- * goes on forever.  Plain int constants, so that comparisons with signed values stay signed. */
+ * high 9 bits the remoteness, MARGIN_REM_ENDLESS meaning "no end": the value comes from play
+ * that goes on forever.  (Margins of up to 63 seeds cover the standard board's 60; Zig Zag's
+ * forced lines reach past 254 plies from 2x4 with 4 seeds per pit on.)  Plain int constants,
+ * so that comparisons with signed values stay signed. */
 #define MARGIN_UNSOLVED 0
-#define MARGIN_BIAS 128
-#define MARGIN_VALUE_MASK 0xFF
-#define MARGIN_MAX_VALUE 127
-#define MARGIN_REM_SHIFT 8
-#define MARGIN_REM_ENDLESS 255
-#define MARGIN_MAX_REMOTENESS 254
+#define MARGIN_BIAS 64
+#define MARGIN_VALUE_MASK 0x7F
+#define MARGIN_MAX_VALUE 63
+#define MARGIN_REM_SHIFT 7
+#define MARGIN_REM_ENDLESS 511
+#define MARGIN_MAX_REMOTENESS 510
 #define MARGIN_VALUE(r) ((int)((r) & MARGIN_VALUE_MASK) - MARGIN_BIAS)
 #define MARGIN_REMOTENESS(r) ((int)((r) >> MARGIN_REM_SHIFT))
 #define MARGIN_MAKE(margin, rem) \
@@ -112,7 +114,7 @@ typedef struct ScoreTier {
      * exit_value[j] (for the maximiser, the move's gain included) and exit_rem[j] (the
      * remoteness of the record it leads to).  Returns the number of moves or SCORE_ERR_*. */
     int (*moves)(const void *ctx, int64_t index, int64_t *child, int16_t *exit_value,
-                 uint8_t *exit_rem);
+                 uint16_t *exit_rem);
     /* Same-tier predecessors of `index`: one entry per move that leads here (a position with
      * two such moves appears twice).  Returns their number or SCORE_ERR_PREDS. */
     int (*unmoves)(const void *ctx, int64_t index, int64_t *pred, int max);
@@ -124,19 +126,25 @@ static inline void byte_store(uint8_t *p, uint8_t v) { __atomic_store_n(p, v, __
 static inline uint8_t byte_fetch_sub(uint8_t *p, uint8_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }
 static inline uint8_t byte_fetch_or(uint8_t *p, uint8_t v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
 static inline uint8_t byte_fetch_and(uint8_t *p, uint8_t v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }
+static inline uint16_t word_load(const uint16_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 /* Lower *p to v if v is smaller (1 if it did) / raise *p to v if v is larger. */
-static inline int byte_lower(uint8_t *p, uint8_t v) {
-    uint8_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+static inline int word_lower(uint16_t *p, uint16_t v) {
+    uint16_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
     while (v < old) {
         if (__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return 1;
     }
     return 0;
 }
-static inline void byte_raise(uint8_t *p, uint8_t v) {
-    uint8_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+static inline void word_raise(uint16_t *p, uint16_t v) {
+    uint16_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
     while (v > old) {
         if (__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
     }
+}
+/* The first error a thread reports is kept. */
+static inline void first_error(int *p, int code) {
+    int none = 0;
+    __atomic_compare_exchange_n(p, &none, code, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 /* What a long kernel call shares with the thread that drives it: the driver sets `stop` (on

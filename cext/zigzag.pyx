@@ -295,9 +295,10 @@ def unrank_range(ZigZagKernel self, int seeds, int64_t start, int64_t stop):
 # --- un-moves and the tiers of the compact score solver ----------------------------------------
 #
 # A turn that captures nothing is undone lap by lap, backwards.  The last lap ended at some pit h
-# in one of the two orientations; walking back from h, every pit the lap sowed holds at least the
-# seed it got, and the pit the lap began at holds none (its seeds were lifted): so the lap began
-# at the first empty pit met walking back, taking one seed from each pit passed -- one choice per
+# in one of the two orientations.  Walking back from h and taking back one seed from each pit
+# passed, every pit the lap sowed still holds a seed when it is reached (seeds are taken back in
+# the reverse order they were sown, even on laps that go round more than once), and the pit the
+# lap began at is the first one found empty (its seeds were lifted): one choice per
 # (h, orientation).  That pit, given back its seeds, is either the pit the turn began at (it is
 # the mover's, and the orientation is the one the first-lap rule gives it) or a relay (the
 # mover's pit, where the previous lap ended: it held at least one seed before that lap's last
@@ -335,6 +336,15 @@ cdef int unturns(const ZzCtx *c, const uint8_t *after, int mover, int ko_after, 
         else:
             continue
         for o in range(2):
+            # most walks end at once: a lap shorter than the circuit passes each pit once, so
+            # where it began is the first empty pit behind h, found without copying the board
+            p = h
+            lap_seeds = 0
+            while after[p] != 0 and lap_seeds < c.npits:
+                lap_seeds += 1
+                p = c.next_pit[1 - o][p]
+            if lap_seeds < c.npits and owner(c, p) != mover:
+                continue
             memcpy(cells, after, c.npits)
             here = h
             laps = 0
@@ -347,7 +357,9 @@ cdef int unturns(const ZzCtx *c, const uint8_t *after, int mover, int ko_after, 
                     p = c.next_pit[1 - o][p]
                 cells[p] = lap_seeds         # the lap began at p, lifting these seeds
                 laps += 1
-                if owner(c, p) != mover or laps > MAX_LAPS_BACK:
+                if laps > MAX_LAPS_BACK:
+                    return -1                # cannot happen (a turn never repeats a lap state)
+                if owner(c, p) != mover:
                     break
                 if c.first_orientation[p] == o:
                     ko = NO_KO
@@ -399,7 +411,7 @@ cdef struct ZzTier:
 
 
 cdef int zz_moves(const void *ctx, int64_t index, int64_t *child, int16_t *exit_value,
-                  uint8_t *exit_rem) noexcept nogil:
+                  uint16_t *exit_rem) noexcept nogil:
     cdef const ZzTier *t = <const ZzTier *>ctx
     cdef const ZzCtx *c = &t.c
     cdef uint8_t board[MAXP]
@@ -502,7 +514,7 @@ cdef class ScoreTierOf:
         moves, in pit order: what the solver reads (for the self-check)."""
         cdef int64_t child[MAXP]
         cdef int16_t value[MAXP]
-        cdef uint8_t rem[MAXP]
+        cdef uint16_t rem[MAXP]
         if not 0 <= index < self.size:
             raise IndexError(f"index {index} is outside the tier")
         n = zz_moves(&self.t, index, child, value, rem)

@@ -171,6 +171,12 @@ class Game(ABC):
         and `unmoves(index)` show the same to the self-check."""
         raise NotImplementedError
 
+    def earlier_tiers(self, max_stones: int | None) -> list[list[int]]:
+        """Tier lists tables of an earlier sowsolve held for this board (with that stone
+        limit), which this one no longer reads: they are refused with the command that
+        rebuilds them rather than called corrupt."""
+        return []
+
     def tier_name(self, tier: int) -> str:
         return str(tier)
 

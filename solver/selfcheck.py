@@ -205,7 +205,7 @@ def _explicit_graph(game: Game, tier: int, view) -> dict:
     width = max([len(r) for r in rows] + [1])
     same = np.full(size * width, -1, dtype=np.int32)
     value = np.zeros(size * width, dtype=np.int16)
-    rem = np.zeros(size * width, dtype=np.uint8)
+    rem = np.zeros(size * width, dtype=np.uint16)
     for i, row in enumerate(rows):
         for j, (target, worth, remoteness) in enumerate(row):
             same[i * width + j] = -2 if target is None else target

@@ -294,13 +294,10 @@ def _check_game(meta: dict, path: str) -> Game:
     if meta["indexing"] != layout.name:
         raise corrupt(f"its indexing {meta['indexing']!r} is not that of {game.describe()} "
                       f"({layout.name!r})")
-    if layout.name == "dense" and isinstance(meta["tiers"], list) and \
-            set(layout.new_tiers(game, meta.get("max_stones"))) < set(meta["tiers"]):
-        # every tier this sowsolve stores is there, and more: a layout of the game before it
-        # stored one record for positions that share a value (Zig Zag's half-turn)
-        raise OutdatedTable(f"{path} holds more tiers than this sowsolve stores for "
-                            f"{game.describe()} (an earlier layout: positions that share a value "
-                            f"now share a record); rebuild it with {_rebuild_hint(path, meta)}")
+    if layout.name == "dense" and meta["tiers"] in game.earlier_tiers(meta.get("max_stones")):
+        raise OutdatedTable(f"{path} holds the tiers of an earlier layout of {game.describe()} "
+                            f"(every tier, before positions that share a value shared a record); "
+                            f"rebuild it with {_rebuild_hint(path, meta)}")
     layout.check_meta(game, meta, corrupt)
     tiers, solved = meta["tiers"], meta["solved_tiers"]
     if meta["finished"] and sorted(solved) != sorted(tiers):

@@ -43,7 +43,7 @@ def test_a_table_of_an_earlier_layout_is_refused_with_the_rebuild_command(tmp_pa
     before = old_path.read_bytes()
     with pytest.raises(OutdatedTable) as refused:
         open_table(old_path)
-    assert "more tiers than this sowsolve stores" in str(refused.value)
+    assert "tiers of an earlier layout" in str(refused.value)
     assert "--force" in str(refused.value) and "\n" not in str(refused.value)
     for command in (["info", "--table", str(old_path)], ["query", "--table", str(old_path), "22/22 p - -"]):
         result = CliRunner().invoke(app, command)

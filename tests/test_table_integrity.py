@@ -22,6 +22,7 @@ from conftest import solve_to
 from sowsolve.cli.app import app
 from sowsolve.solver.errors import BadPosition
 from sowsolve.solver.games import make_game
+from sowsolve.solver.kernels import MARGIN_LAYOUT
 from sowsolve.solver.values import MARGIN, WIN_LOSS
 from sowsolve.tables import format as fmt
 from sowsolve.tables.format import (CorruptTable, ForeignTable, OutdatedTable, TableBusy,
@@ -196,7 +197,7 @@ def add_zigzag_tier(path):
     """A finished Zig Zag table with one more tier than the game has, consistently encoded."""
     meta = meta_of(path)
     extra = max(meta["tiers"]) + 1
-    records = np.full(6, 128, dtype=np.uint16)          # margin 0, remoteness 0
+    records = np.full(6, MARGIN_LAYOUT["bias"], dtype=np.uint16)     # margin 0, remoteness 0
     meta["tiers"].append(extra)
     meta["solved_tiers"].append(extra)
     meta["tier_sizes"][str(extra)] = 6
@@ -341,7 +342,8 @@ def mutations(name, path):
                      lambda g, n: g.integers(0, 1 << 16, n, dtype=np.uint16))
         block_change(f"tier {tier} plausible records",
                      lambda g, n: (g.integers(1, 4, n) | (g.integers(0, 40, n) << 2)).astype(np.uint16)
-                     if not name == "zigzag" else (128 + g.integers(-1, 2, n) | g.integers(0, 256, n) << 8)
+                     if not name == "zigzag" else (MARGIN_LAYOUT["bias"] + g.integers(-1, 2, n)
+                                                   | g.integers(0, 512, n) << MARGIN_LAYOUT["rem_shift"])
                      .astype(np.uint16))
         block_change(f"tier {tier} unsolved records", lambda g, n: np.zeros(n, dtype=np.uint16))
         block_change(f"tier {tier} one record short",

@@ -11,6 +11,7 @@ from conftest import solve_to, vectors
 from sowsolve.cli.app import app
 from sowsolve.solver.games import make_game
 from sowsolve.solver.errors import BadPosition
+from sowsolve.solver.kernels import MARGIN_LAYOUT
 from sowsolve.solver.games.zigzag import Position
 from sowsolve.tables import open_table
 
@@ -213,10 +214,11 @@ def test_full_check_catches_a_wrong_remoteness(tmp_path, monkeypatch):
 
     def tampered(self, tier):
         records = original(self, tier).copy()
-        rems = records >> 8
+        shift = MARGIN_LAYOUT["rem_shift"]
+        rems = records >> shift
         finite = ((rems > 0) & (rems < 200)).nonzero()[0]
         if tier == max(self.tiers) - 2 and finite.size:
-            records[finite[0]] += 1 << 8        # one ply more, same margin
+            records[finite[0]] += 1 << shift    # one ply more, same margin
         return records
 
     with open_table(tmp_path / "z.sqlite") as table:

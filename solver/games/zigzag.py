@@ -337,6 +337,11 @@ class ZigZag(Game):
     def tiers(self) -> list[int]:
         return [seeds * 3 + 1 for seeds in range(self.total)] + [self.total * 3]
 
+    def earlier_tiers(self, max_stones: int | None) -> list[list[int]]:
+        """Before positions where p captured last were stored turned, tables held every tier."""
+        top = self.total if max_stones is None else min(max_stones, self.total)
+        return [[seeds * 3 + c for seeds in range(top + 1) for c in range(3)]]
+
     def tier_size(self, tier: int) -> int:
         return _zigzag.tier_size(self.npits, tier // 3)
 

@@ -1,0 +1,68 @@
+"""The compact score solver (scoresolve.solve_tier: moves and un-moves from the game's kernel,
+on one or two threads) against the reference solver over an explicit move graph
+(scoresolve.solve_graph, whose rules the Zig Zag brute force of test_zigzag_solver.py checks):
+every tier of small boards, whoever captured last, with the lower tiers holding random margins
+and remoteness -- short, long, the longest a record holds, and 'no end' -- so every path of the
+rules (hurry, delay, captures that never end, the value of endless play) is compared."""
+import numpy as np
+import pytest
+
+from sowsolve.cext import scoresolve
+from sowsolve.solver.games import make_game
+from sowsolve.solver.selfcheck import _explicit_graph
+
+LAYOUT = scoresolve.MARGIN_LAYOUT
+REMOTENESS = [0, 1, 2, 3, 5, 8, 13, 250, 300, LAYOUT["max_remoteness"] - 2, LAYOUT["endless"]]
+#: mostly short; the longest only now and then, or every tier would reach the record's limit
+WEIGHTS = np.array([10, 10, 10, 10, 10, 10, 10, 2, 2, 0.02, 5])
+
+
+def random_records(rng, seeds, size):
+    margins = rng.integers(-seeds, seeds + 1, size=size)
+    rems = rng.choice(REMOTENESS, size=size, p=WEIGHTS / WEIGHTS.sum())
+    return ((rems << LAYOUT["rem_shift"]) | (margins + LAYOUT["bias"])).astype(np.uint16)
+
+
+def solved_by_both(game, tier, lower):
+    view = game.score_tier(tier, lower)
+    try:
+        reference = scoresolve.solve_graph(_explicit_graph(game, tier, view))
+    except RuntimeError as refused:             # a remoteness past the longest a record holds
+        for threads in (1, 2):
+            with pytest.raises(RuntimeError) as also:
+                scoresolve.solve_tier(view, threads)
+            assert str(also.value) == str(refused)
+        return None
+    for threads in (1, 2):
+        records, finals, endless = scoresolve.solve_tier(view, threads)
+        assert np.array_equal(records, reference[0]), (game.tier_name(tier), threads)
+        assert (finals, endless) == reference[1:]
+    return reference
+
+
+@pytest.mark.parametrize("cols,stones", [(2, 2), (2, 3), (4, 1)])
+def test_the_compact_solver_equals_the_reference_on_every_tier(cols, stones):
+    game = make_game("zigzag", cols=cols, stones=stones)
+    rng = np.random.default_rng(cols * 10 + stones)
+    compared = refused = 0
+    for seeds in range(1, game.total):
+        for capturer in (0, 1, 2):               # every tier, stored or not
+            lower = {s * 3 + 1: random_records(rng, s, game.tier_size(s * 3 + 1)) for s in range(seeds)}
+            if solved_by_both(game, seeds * 3 + capturer, lower) is None:
+                refused += 1
+            else:
+                compared += 1
+    assert compared > 3 * refused
+
+
+def test_the_compact_solver_equals_the_reference_on_solved_lower_tiers():
+    """The same with the true lower records (the solve itself), 2x4 with 2 seeds per pit."""
+    game = make_game("zigzag", cols=4, stones=2)
+    solved = {}
+    for tier in game.tiers():
+        lower = {t: solved[t] for t in game.tier_dependencies(tier)}
+        if game.tier_size(tier) <= 60_000:
+            solved[tier] = solved_by_both(game, tier, lower)[0]
+        else:
+            solved[tier] = scoresolve.solve_tier(game.score_tier(tier, lower), 2)[0]
+    assert len(solved) == len(game.tiers())
