@@ -1,6 +1,11 @@
 # cython: language_level=3
-"""Score solver for tiers with cycles: the exact value of every position of one tier, given its
-move graph (games build it: see zigzag.pyx tier_graph).
+"""Score solvers for tiers with cycles: the exact value of every position of one tier.
+
+Two implementations of the same rules.  `solve_tier` (the compact solver, below) is what solves
+tables: moves and un-moves come from the game's kernel (a ScoreTier), 5 bytes per position, every
+thread.  `solve_graph` takes an explicit move graph and runs on one thread: the reference the
+self-check and the tests compare `solve_tier` with on small tiers.  The rules, as solve_graph
+implements them:
 
 Values are a player's margin.  Inside a tier, moves either stay (cycles are possible) or leave it
 through an exit of known value (a capture into a solved tier); play that stays forever is worth

@@ -31,8 +31,9 @@ class Rates:
     #: wall time over solver time (compression and writing)
     wall_over_kernel: float = 1.0
     table_bytes_per_position: float = 1.0
-    #: memory per position beyond the records: of the largest tier (score tiers' move graph), or
-    #: of every position (a search's transposition table)
+    #: memory per position: of the tier being solved (score tiers: its record and working bytes,
+    #: the lower tiers' records counted apart), or of every position (a search's transposition
+    #: table)
     memory_bytes_per_position: float = 2.0
 
 
@@ -238,7 +239,7 @@ class Game(ABC):
 
     # --- score games ------------------------------------------------------------------
     def side_index(self, position) -> int:
-        """Score games: 0 when the first player (whose margin a tier graph counts as positive)
+        """Score games: 0 when the first player (whose margin the score solver counts as positive)
         is to move, 1 for the other."""
         raise NotImplementedError
 

@@ -195,6 +195,10 @@ def _no_end(remoteness) -> str:
     return "no end" if remoteness is None else plies(remoteness)
 
 
+#: records a margin summary or check looks at in one go (its temporaries: about 12 bytes each)
+SUMMARY_SLICE = 1 << 22
+
+
 class MarginKind(ValueKind):
     name = "margin"
     max_remoteness = REM_ENDLESS - 1
@@ -209,23 +213,38 @@ class MarginKind(ValueKind):
         return ((np.asarray(margins) + _BIAS) | (remoteness << _REM_SHIFT)).astype(np.uint16)
 
     def summarize(self, records: np.ndarray) -> dict:
-        """Counts of a tier (wins/losses/draws are margins >0 / <0 / =0)."""
-        margins, rems = self._split(records)
-        solved = records != 0
-        wins = solved & (margins > 0)
-        finite_wins = wins & (rems != REM_ENDLESS)
-        index = int(np.argmax(np.where(finite_wins, rems.astype(np.int32), -1))) if finite_wins.any() else -1
-        return {"positions": int(records.size), "wins": int(wins.sum()),
-                "losses": int((solved & (margins < 0)).sum()),
-                "draws": int((solved & (margins == 0)).sum()),
-                "unsolved": int((~solved).sum()),
-                "longest_win": int(rems[index]) if index >= 0 else 0, "longest_win_index": index,
-                "endless": int((solved & (rems == REM_ENDLESS)).sum()),
-                "final": int((solved & (rems == 0)).sum())}
+        """Counts of a tier (wins/losses/draws are margins >0 / <0 / =0), a slice at a time:
+        a tier can hold billions of records, and whole-tier temporaries would take several
+        times its memory."""
+        counts = dict.fromkeys(("wins", "losses", "draws", "unsolved", "endless", "final"), 0)
+        longest, index = 0, -1
+        for start in range(0, records.size, SUMMARY_SLICE):
+            chunk = records[start:start + SUMMARY_SLICE]
+            margins, rems = self._split(chunk)
+            solved = chunk != 0
+            wins = solved & (margins > 0)
+            counts["wins"] += int(wins.sum())
+            counts["losses"] += int((solved & (margins < 0)).sum())
+            counts["draws"] += int((solved & (margins == 0)).sum())
+            counts["unsolved"] += int((~solved).sum())
+            counts["endless"] += int((solved & (rems == REM_ENDLESS)).sum())
+            counts["final"] += int((solved & (rems == 0)).sum())
+            finite_wins = wins & (rems != REM_ENDLESS)
+            if finite_wins.any():
+                at = int(np.argmax(np.where(finite_wins, rems.astype(np.int32), -1)))
+                if int(rems[at]) > longest or index < 0:
+                    longest, index = int(rems[at]), start + at
+        return {"positions": int(records.size), "wins": counts["wins"], "losses": counts["losses"],
+                "draws": counts["draws"], "unsolved": counts["unsolved"], "longest_win": longest,
+                "longest_win_index": index, "endless": counts["endless"], "final": counts["final"]}
 
     def invalid(self, game, tier: int, records: np.ndarray) -> np.ndarray:
-        margins, _ = self._split(records)
-        return (records == 0) | (np.abs(margins) > game.tier_stones(tier))
+        bad = np.empty(records.size, dtype=bool)
+        for start in range(0, records.size, SUMMARY_SLICE):
+            margins, _ = self._split(records[start:start + SUMMARY_SLICE])
+            bad[start:start + SUMMARY_SLICE] = (records[start:start + SUMMARY_SLICE] == 0) | \
+                (np.abs(margins) > game.tier_stones(tier))
+        return bad
 
     def columns(self, records: np.ndarray) -> tuple[list, list]:
         margins, rems = self._split(records)

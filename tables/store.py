@@ -294,7 +294,7 @@ def _check_game(meta: dict, path: str) -> Game:
     if meta["indexing"] != layout.name:
         raise corrupt(f"its indexing {meta['indexing']!r} is not that of {game.describe()} "
                       f"({layout.name!r})")
-    if layout.name == "dense" and meta["tiers"] in game.earlier_tiers(meta.get("max_stones")):
+    if meta["tiers"] in game.earlier_tiers(meta.get("max_stones")):
         raise OutdatedTable(f"{path} holds the tiers of an earlier layout of {game.describe()} "
                             f"(every tier, before positions that share a value shared a record); "
                             f"rebuild it with {_rebuild_hint(path, meta)}")

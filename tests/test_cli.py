@@ -156,10 +156,10 @@ def test_info_text_names_game_board_sizes_and_tiers(tmp_path):
     size_line = next(line for line in text.splitlines() if line.startswith("size"))
     assert f"({size:,} bytes)" in size_line and "KB" in size_line
     lines = text.splitlines()
-    for seeds in range(0, 9):                                # 2x2, 2 seeds: 0..8 on the board
+    for seeds in range(0, 8):               # 2x2, 2 seeds: 0..7 on the board after a capture
         noun = "seed" if seeds == 1 else "seeds"
-        for capturer in ("none", "P", "p"):
-            assert any(line.startswith(f"{seeds} {noun}, last capture {capturer} ") for line in lines)
+        assert any(line.startswith(f"{seeds} {noun}, last capture P (and p's, turned) ") for line in lines)
+    assert any(line.startswith("8 seeds, no capture yet ") for line in lines)
 
 
 def test_info_text_of_diffusion_shows_the_game_line(table_2x4_k2):

@@ -295,7 +295,8 @@ def test_the_search_and_the_score_kernels_stop_when_asked():
     assert solver.positions == 0
     zigzag = make_game("zigzag", cols=4, stones=1)
     with pytest.raises(KeyboardInterrupt):      # 38,610 positions: the loop looks at the flag
-        tier = zigzag.score_tier(8 * 3, {s * 3 + 1: np.zeros(zigzag.tier_size(s * 3 + 1), np.uint16)
+        bias = kernels.MARGIN_LAYOUT["bias"]         # margin 0, remoteness 0: solved records
+        tier = zigzag.score_tier(8 * 3, {s * 3 + 1: np.full(zigzag.tier_size(s * 3 + 1), bias, np.uint16)
                                          for s in range(8)})
         kernels._scoresolve.solve_tier(tier, 2, stopped_control().words)
     with pytest.raises(KeyboardInterrupt):

@@ -145,7 +145,7 @@ def test_one_bar_follows_a_zigzag_solve(quick_polls):
     assert len(positions) == 9           # each tier named
     for name, n in positions.items():
         seeds = int(name.split()[0])
-        assert "captured" in name and n == comb(seeds + 7, 7) * 6, name
+        assert "capture" in name and n == comb(seeds + 7, 7) * 6, name
     # the kernel counts each position once per sweep over the tier, and once as it settles
     control = kernels.Control()
     lower = {t: store.tiers[t] for t in game.tier_dependencies(8 * 3)}

@@ -230,7 +230,7 @@ class ZigZag(Game):
         return "win" if margin > 0 else "loss" if margin < 0 else "tie"
 
     def side_index(self, position: Position) -> int:
-        """0 for P (the tier graph counts P's margin), 1 for p."""
+        """0 for P (the score solver counts P's margin), 1 for p."""
         return 0 if position.side == "P" else 1
 
     def leftover_margin(self, position: Position) -> int:
@@ -350,7 +350,7 @@ class ZigZag(Game):
 
     def tier_name(self, tier: int) -> str:
         seeds, c = divmod(tier, 3)
-        who = {0: "nobody has captured", 1: "P captured last (or p, turned)"}.get(c, "p captured last")
+        who = {0: "no capture yet", 1: "last capture P (and p's, turned)"}.get(c, "last capture p")
         return f"{seeds} {'seed' if seeds == 1 else 'seeds'}, {who}"
 
     def tier_stones(self, tier: int) -> int:
