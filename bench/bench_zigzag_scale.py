@@ -1,6 +1,7 @@
 """Zig Zag at scale, printed as JSON: whole solves of the boards given (full boards and
 endgame tables of the standard board), each as one `sowsolve solve ... --json` process under
-`/usr/bin/time -v`: positions, solve seconds, wall seconds, peak memory, table bytes.
+`/usr/bin/time -v`: positions, solve seconds, wall seconds, peak memory, table bytes, the
+longest win (`sowsolve info`); for a solve that stops, the sentence it stops with.
 
     python bench/bench_zigzag_scale.py --board 4x3 --board 6x5/16 [--threads 2] [--out FILE]
 
@@ -35,7 +36,8 @@ def run_one(board: str, threads: int, directory: str) -> dict:
         command += ["--max-stones", max_stones]
     timed = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True)
     if timed.returncode != 0:
-        return {"board": board, "failed": timed.stderr.strip().splitlines()[-3:]}
+        said = [line for line in timed.stderr.splitlines() if line.startswith("sowsolve:")]
+        return {"board": board, "failed": said[-1] if said else timed.stderr.strip().splitlines()[-1]}
     solved = json.loads(timed.stdout)
     peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", timed.stderr).group(1))
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", timed.stderr).group(1)
@@ -43,13 +45,15 @@ def run_one(board: str, threads: int, directory: str) -> dict:
     for part in wall.split(":"):
         seconds = seconds * 60 + float(part)
     size = os.path.getsize(table)
+    info = json.loads(subprocess.run([command[0], "info", "--table", table, "--json"],
+                                     capture_output=True, text=True, check=True).stdout)
     os.remove(table)
     return {"board": board, "cols": int(cols), "stones": int(stones),
             "max_stones": int(max_stones) if max_stones else None,
             "positions": solved["positions_per_side"], "solve_seconds": solved["solve_seconds"],
             "wall_seconds": round(seconds, 1), "peak_rss_kb": peak, "table_bytes": size,
             "positions_per_second": round(solved["positions_per_side"] / max(solved["solve_seconds"], 1e-9)),
-            "start": solved.get("start")}
+            "start": solved.get("start"), "longest_win": info.get("longest_win")}
 
 
 def main() -> None:

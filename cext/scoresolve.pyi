@@ -8,6 +8,11 @@ import numpy.typing as npt
 #: max_remoteness
 MARGIN_LAYOUT: Final[dict[str, int]]
 
+class RecordLimit(RuntimeError):
+    """A value of the tier does not fit a margin record (a remoteness past the longest)."""
+
+    def __init__(self, message: str) -> None: ...
+
 def solve_graph(graph: dict[str, Any],
                 control: npt.NDArray[np.int64] | None = None) -> tuple[npt.NDArray[np.uint16], int, int]:
     """(records, final positions, endless positions) of a tier from its move graph."""

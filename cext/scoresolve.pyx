@@ -36,6 +36,13 @@ from kernel_api cimport (CONTROL_FLUSH, MARGIN_BIAS, MARGIN_MAKE, MARGIN_MAX_REM
 
 cnp.import_array()
 
+
+class RecordLimit(RuntimeError):
+    """A value of the tier does not fit a margin record (a remoteness past the longest)."""
+
+    def __init__(self, message):
+        super().__init__(message)
+
 #: The margin record layout (sowsolve_kernel.h): a record is
 #: (remoteness << rem_shift) | (margin + bias), the margin read back as (record & value_mask) -
 #: bias; remoteness `endless` means the value comes from play that never ends, and a finite
@@ -408,8 +415,8 @@ def solve_graph(dict graph, int64_t[::1] control=None):
     decided = decided_u8.astype(bool)
     finite = decided | settled.astype(bool)
     if np.any(finite & (dist == MARGIN_MAX_REMOTENESS)):
-        raise RuntimeError(f"a remoteness reached {MARGIN_MAX_REMOTENESS} plies, the most a score "
-                           f"record holds")
+        raise RecordLimit(f"a remoteness reached {MARGIN_MAX_REMOTENESS} plies, the most a score "
+                          f"record holds")
     u = np.where(decided, value, infinite_value).astype(np.int64)
     margin = np.ascontiguousarray(np.where(side_of == 0, u, -u), dtype=np.int64)
     if n and int(np.abs(margin).max()) > MARGIN_MAX_VALUE:
@@ -978,8 +985,8 @@ def solve_tier(tier, int threads=1, int64_t[::1] control=None):
     if error == ERR_MEMORY:
         raise MemoryError("out of memory in the distance lists of a score tier")
     if error == ERR_REMOTENESS:
-        raise RuntimeError(f"a remoteness reached {MARGIN_MAX_REMOTENESS} plies, the most a score "
-                           f"record holds")
+        raise RecordLimit(f"a remoteness reached {MARGIN_MAX_REMOTENESS} plies, the most a score "
+                          f"record holds")
     if error == SCORE_ERR_UNSOLVED:
         raise RuntimeError("a capture leads to a record that is not solved")
     if error == SCORE_ERR_BEYOND:

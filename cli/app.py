@@ -248,6 +248,9 @@ def solve(
         if max_stones is not None and max_stones < 0:
             raise BadParameters(f"--max-stones must be 0 or more, not {max_stones}")
         order = layout_of(g).new_tiers(g, max_stones)    # an endgame limit the game cannot take
+        if max_stones is not None and len(order) == len(list(g.tiers())):
+            raise BadParameters(f"--max-stones {max_stones} keeps every position of "
+                                f"{g.describe()}: leave it out for the whole table")
         path = table or default_table_path(g, max_stones=max_stones)
         solved, finished = _solved_tiers(path, g, force, max_stones)
         estimate = None
@@ -293,6 +296,8 @@ def solve(
             result["positions_solved_now"] = report.positions
             result["seconds"] = round(report.seconds, 3)
             result["resumed_from_tier"] = report.resumed_from
+            if report.resumed_from is not None:
+                result["resumed_after"] = g.tier_name(report.resumed_from)
         show(result, as_json, render.summary_text)
 
 
@@ -344,7 +349,7 @@ def query(
 
     Zig Zag: the value is the margin the side to move secures from here on (its future seeds
     minus the opponent's, the seeds left at the end going to the last capturer); remoteness
-    is null where that margin comes from play in which both sides avoid every capture forever.
+    is null where play never ends with best play.
 
     An Overflow table holds the positions reachable from the start; any other position is
     answered by a search from it (JSON "source": "search"), up to --max-positions.
@@ -393,7 +398,7 @@ def export(
 
     Diffusion: both sides to move; Overflow: one position per symmetry class; Zig Zag: the
     value is the margin for the side to move, and the remoteness is empty (JSON null) where
-    that margin comes from play that avoids every capture forever.  A file is replaced only
+    play never ends with best play.  A file is replaced only
     once complete (a link keeps pointing to it); --out naming the table is refused.  The table
     is named by GAME and board options (found in the tables directory), by --table, or left
     out when the tables directory holds one table.
@@ -406,8 +411,8 @@ def export(
     """
     try:
         with clear_errors():
-            if max_stones is not None and max_stones < 1:
-                raise BadParameters(f"--max-stones must be at least 1, not {max_stones}")
+            if max_stones is not None and max_stones < 0:
+                raise BadParameters(f"--max-stones must be 0 or more, not {max_stones}")
             path = locate.resolve_read_table(table, game, board)
             with open_table(path) as t:
                 try:

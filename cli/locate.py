@@ -61,7 +61,7 @@ def guess_games(text: str) -> list[Game]:
         for board in entry.boards_for_text(text):
             try:
                 game = entry.build(board)
-                game.parse_position(text)
+                game.check_position(game.parse_position(text))
             except (BadParameters, BadPosition):
                 continue
             found.append(game)
@@ -182,7 +182,7 @@ def table_for_position(text: str, directory: str | None = None) -> str:
     fits = []
     for entry in tables:
         try:
-            entry["_game"].parse_position(text)
+            entry["_game"].check_position(entry["_game"].parse_position(text))
         except BadPosition:
             continue
         fits.append(entry)
@@ -196,7 +196,8 @@ def table_for_position(text: str, directory: str | None = None) -> str:
     if not games:
         for entry in tables:
             if registry.entry_of(entry["_game"]).looks_like(text):
-                entry["_game"].parse_position(text)     # says what is wrong with the text
+                # says what is wrong with the text, or why it cannot arise on that board
+                entry["_game"].check_position(entry["_game"].parse_position(text))
         raise BadPosition(f"{short(text)} is no position of {_examples()}")
     if tables:
         others = f"the directory holds {len(tables)} other table{'s' if len(tables) != 1 else ''}: {_names(tables)}"

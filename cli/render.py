@@ -61,8 +61,8 @@ def summary_text(r: dict) -> str:
                      f"for the side to move")
     if r.get("solved_now"):
         lines.append(f"solved {r['positions_solved_now']:,} positions in {r['seconds']:.1f} s"
-                     + (f" (resumed after tier {r['resumed_from_tier']})"
-                        if r.get("resumed_from_tier") is not None else ""))
+                     + (f" (resumed after the tier of {r['resumed_after']})"
+                        if r.get("resumed_after") is not None else ""))
     else:
         lines.append("the table was already finished: nothing to do")
     lines.append(f"table: {r['table']}, {size_text(r['size_on_disk'])}")

@@ -172,6 +172,10 @@ class Game(ABC):
         and `unmoves(index)` show the same to the self-check."""
         raise NotImplementedError
 
+    def check_position(self, position) -> None:
+        """BadPosition for a position its text allows that cannot arise in a game of this board
+        (tables neither store nor answer it); the default: every parsed position can."""
+
     def earlier_tiers(self, max_stones: int | None) -> list[list[int]]:
         """Tier lists tables of an earlier sowsolve held for this board (with that stone
         limit), which this one no longer reads: they are refused with the command that

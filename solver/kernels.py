@@ -213,6 +213,7 @@ def solve_score_tier(tier, threads: int = 1):
 
 
 tier_summary = _retrograde.tier_summary
+RecordLimit = _scoresolve.RecordLimit
 #: record layouts (cext/sowsolve_kernel.h), read by solver/values.py
 WINLOSS_LAYOUT = _retrograde.WINLOSS_LAYOUT
 MARGIN_LAYOUT = _scoresolve.MARGIN_LAYOUT

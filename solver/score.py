@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .contract import Game
-from .kernels import solve_score_tier
+from .kernels import RecordLimit, solve_score_tier
 from .tiers import (IN_PROCESS, Executor, Progress, SolveReport, TierProgress, TierStore,
                     default_threads, no_progress, solve_tiers_with)
 
@@ -24,8 +24,14 @@ class ScoreTierWorker:
         self.threads = default_threads() if threads is None else threads
 
     def __call__(self, tier: int, window: dict[int, np.ndarray], calls: TierProgress) -> np.ndarray:
-        records, _finals, _endless = solve_score_tier(self.game.score_tier(tier, window),
-                                                      self.threads)
+        try:
+            records, _finals, _endless = solve_score_tier(self.game.score_tier(tier, window),
+                                                          self.threads)
+        except RecordLimit as exc:
+            stones = self.game.tier_stones(tier)
+            raise RecordLimit(f"{self.game.tier_name(tier)}: {exc}; the tiers solved before it are "
+                              f"kept, and an endgame table of at most {stones - 1} stones "
+                              f"(--max-stones {stones - 1}) stops before it") from None
         return records
 
 

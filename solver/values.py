@@ -108,6 +108,8 @@ class ValueKind:
     name: str
     #: the most plies a record can count (longer lines are refused by the solvers)
     max_remoteness: int
+    #: the most stones a tier may hold for its values to fit a record (None: any)
+    max_tier_stones: int | None = None
     #: the type of decoded values
     value_type: type
 
@@ -202,6 +204,8 @@ SUMMARY_SLICE = 1 << 22
 class MarginKind(ValueKind):
     name = "margin"
     max_remoteness = REM_ENDLESS - 1
+    #: a margin is at most the seeds on the board
+    max_tier_stones = _VALUE_MASK - _BIAS
     value_type = Margin
 
     def _split(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -287,7 +291,7 @@ class MarginKind(ValueKind):
 
     def text(self, value, remoteness) -> str:
         if remoteness is None:
-            return f"margin {value:+d}, from play that avoids every capture forever"
+            return f"margin {value:+d}, and play never ends"
         if remoteness == 0:
             return f"margin {value:+d} (game over: no capture can happen any more)"
         return f"margin {value:+d}, game over in {plies(remoteness)}"

@@ -34,6 +34,11 @@ def endgame_tiers(game: Game, max_stones: int | None) -> list[int]:
     if not order:
         raise BadParameters(f"{game.describe()} has no position with at most {max_stones} "
                             f"stones")
+    limit = game.value_kind.max_tier_stones
+    if limit is not None and max(game.tier_stones(t) for t in order) > limit:
+        raise BadParameters(f"{game.describe()}: a record holds the values of at most {limit} "
+                            f"stones on the board; make an endgame table with --max-stones "
+                            f"{limit} or less")
     return order
 
 

@@ -577,10 +577,15 @@ class Table(_TableFile):
     __getitem__ = probe
 
     def __contains__(self, position) -> bool:
-        """True where the table holds the position's record; BadPosition for malformed text."""
+        """True where the table holds the position's record (a position that cannot arise on
+        its board is not held); BadPosition for malformed text."""
+        position = self._position(position)
         try:
+            self.game.check_position(position)
             self.record(position)
         except (NotInTable, UnfinishedTable):
+            return False
+        except BadPosition:
             return False
         return True
 

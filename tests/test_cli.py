@@ -108,7 +108,7 @@ def test_check_commands(table_2x4_k2):
     (["solve", "diffusion", "--cols", 4, "--stones", 6, "--table", "{new}"], "--stones"),
     (["solve", "go", "--cols", 4, "--stones", 2, "--table", "{new}"], "unknown game"),
     (["perft", "diffusion", "--depth", 0], "--depth"),
-    (["export", "--table", "{t}", "--format", "csv", "--out", "{new}", "--max-stones", 0], "--max-stones"),
+    (["export", "--table", "{t}", "--format", "csv", "--out", "{new}", "--max-stones", -1], "--max-stones"),
 ])
 def test_bad_input_exits_2_with_one_sentence(tmp_path, table_2x4_k2, args, fragment):
     names = {"t": table_2x4_k2, "missing": tmp_path / "missing.sqlite", "new": tmp_path / "new.out"}

@@ -91,20 +91,131 @@ def test_the_standard_zigzag_board_up_to_4_seeds_equals_a_brute_force(tmp_path):
                 game.format_position(position)
 
 
-def test_the_readme_endgame_figures_are_the_measured_ones():
-    """The README's Zig Zag rate figures are those of bench/results/zigzag-endgame.json."""
+def readme_zigzag_section() -> str:
     import pathlib
+    text = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    return text[text.index("## Zig Zag"):text.index("\n## ", text.index("## Zig Zag") + 5)]
+
+
+def measured_runs() -> list[dict]:
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "bench/results/zigzag-scale.json"
+    return [r for r in json.loads(path.read_text())["runs"] if "failed" not in r]
+
+
+def size_text(size: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}" if size < 10 * scale else f"{size / scale:.0f} {unit}"
+    return f"{size} B"
+
+
+def test_the_readme_endgame_figures_are_the_measured_ones():
+    """The README's endgame table of the standard board and its figures for the boards too
+    large for the tests are those of bench/results/zigzag-scale.json."""
     import re
-    root = pathlib.Path(__file__).resolve().parent.parent
-    run_16 = next(r for r in json.loads((root / "bench/results/zigzag-endgame.json").read_text())["runs"]
-                  if r["max_stones"] == 16)
-    text = " ".join((root / "README.md").read_text().split())
-    found = re.search(r"at most 16 seeds: ([\d,]+) positions in (\d+) s, peak ([\d.]+) GB, "
-                      r"table (\d+) MB", text)
-    assert found, "the README states the endgame measurement"
-    assert int(found[1].replace(",", "")) == run_16["positions"]
-    assert int(found[2]) == round(run_16["solve_seconds"])
-    assert float(found[3]) == round(run_16["peak_rss_kb"] * 1024 / 1e9, 1)
-    assert int(found[4]) == round(run_16["table_bytes"] / 1e6)
-    rates = make_game("zigzag").rates        # the estimate uses this measurement, rounded
-    assert abs(rates.positions_per_second - run_16["positions"] / run_16["solve_seconds"]) < 0.1e6
+    section = readme_zigzag_section()
+    runs = measured_runs()
+    rows = re.findall(r"^\| (\d+) \| ([\d,]+) \| (\d+) s \| ([\d.]+ GB) \| ([\d.]+ [KMG]B) \|$",
+                      section, re.M)
+    assert len(rows) >= 3, "the README lists the endgame tables measured"
+    for limit, positions, seconds, peak, table in rows:
+        run_ = next(r for r in runs if r["max_stones"] == int(limit) and r["cols"] == 6 and r["stones"] == 5)
+        assert int(positions.replace(",", "")) == run_["positions"]
+        assert int(seconds) == round(run_["solve_seconds"])
+        assert peak == f"{run_['peak_rss_kb'] * 1024 / 1e9:.1f} GB"
+        assert table == size_text(run_["table_bytes"])
+    for cols, stones in ((4, 3), (6, 1)):
+        run_ = next(r for r in runs if (r["cols"], r["stones"], r["max_stones"]) == (cols, stones, None))
+        row = re.search(rf"^\| 2x{cols}, K={stones} \| ([\d,]+) \| [^|]+ \| ([^|]+) \|$", section, re.M)
+        assert row, (cols, stones)
+        assert int(row[1].replace(",", "")) == run_["positions"]
+        assert row[2].strip() == size_text(run_["table_bytes"])
+    # 2x4 with 4 seeds per pit: the endgame table below the tier whose lines outgrow the record
+    run_ = next(r for r in runs if (r["cols"], r["stones"], r["max_stones"]) == (4, 4, 28))
+    found = re.search(r"at most 28 seeds, ([\d,]+) positions in (\d+) s, peak ([\d.]+ GB)",
+                      " ".join(section.split()))
+    assert found and int(found[1].replace(",", "")) == run_["positions"]
+    assert int(found[2]) == round(run_["solve_seconds"])
+    assert found[3] == f"{run_['peak_rss_kb'] * 1024 / 1e9:.1f} GB"
+    # and the whole board stops at the tier the README names, with the sentence it quotes
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "bench/results/zigzag-scale.json"
+    stopped = next(r for r in json.loads(path.read_text())["runs"] if r["board"] == "4x4")
+    assert "29 seeds" in stopped["failed"] and "510 plies" in stopped["failed"]
+    assert "the tier of 29 seeds passes 510 plies" in " ".join(section.split())
+    # the estimate's rate is the measured one of the largest endgame table, rounded
+    largest = max((r for r in runs if r["max_stones"]), key=lambda r: r["positions"])
+    rates = make_game("zigzag").rates
+    assert abs(rates.positions_per_second - largest["positions"] / largest["solve_seconds"]) < 0.1e6
+
+
+def test_a_board_whose_margins_do_not_fit_a_record_asks_for_an_endgame_table(tmp_path):
+    """A margin record holds margins of up to 63 seeds: 2x6 with 6 seeds per pit (72) is
+    refused up front, and its endgame tables of at most 63 seeds or fewer are not."""
+    path = tmp_path / "z.sqlite"
+    refused = run("solve", "zigzag", "--cols", 6, "--stones", 6, "--dry-run", "--table", path)
+    assert refused.exit_code == 2 and "--max-stones 63 or less" in refused.stderr, refused.output
+    assert "Traceback" not in refused.output and not path.exists()
+    small = run("solve", "zigzag", "--cols", 6, "--stones", 6, "--max-stones", 3, "--table", path)
+    assert small.exit_code == 0, small.output
+    with open_table(path) as table:
+        assert table.probe(table.game.parse_position("000000/000201 P - P")).margin == 3
+
+
+def test_an_endgame_limit_that_keeps_every_position_is_refused(tmp_path):
+    """--max-stones at or above the start's seeds is the whole table: refused, nothing written
+    (an 'endgame table' of everything would sit beside the whole one and make queries
+    ambiguous)."""
+    for limit in (8, 9, 100):
+        path = tmp_path / f"z{limit}.sqlite"
+        result = run("solve", "zigzag", "--cols", 2, "--stones", 2, "--max-stones", limit, "--table", path)
+        assert result.exit_code == 2 and "leave it out for the whole table" in result.stderr, result.output
+        assert not path.exists()
+
+
+def test_table_choice_skips_tables_where_a_position_cannot_arise(tmp_path, monkeypatch):
+    """Zig Zag: with tables of 2x2 with 1, 2 and 3 seeds per pit in the tables directory, a
+    position is answered by the one board where it can arise: nobody has captured exactly
+    while every seed of the start is on the board."""
+    monkeypatch.setenv("SOWSOLVE_TABLES", str(tmp_path))
+    for stones in (1, 2, 3):
+        assert run("solve", "zigzag", "--cols", 2, "--stones", stones).exit_code == 0
+    for text, stones in (("11/11 p - -", 1), ("22/22 p - -", 2), ("22/22 p - P", 3), ("31/22 p - p", 3)):
+        answer = run("query", text, "--json")
+        assert answer.exit_code == 0, (text, answer.output)
+        assert json.loads(answer.stdout)["parameters"] == {"cols": 2, "stones": stones}, text
+    nowhere = run("query", "00/00 p - -")
+    assert nowhere.exit_code == 2 and "cannot arise" in nowhere.stderr, nowhere.output
+    with open_table(tmp_path / "zigzag-cols2-stones2.sqlite") as table:
+        assert "22/22 p - -" in table and "22/22 p - P" not in table and "11/11 p - p" in table
+
+
+def test_the_readme_estimates_are_the_estimator_s():
+    """The README's figures for S + 4 and for 2x4 with 5 seeds per pit are what
+    `solve --dry-run` says, and its bytes per position held at S = 20 the measured ones."""
+    import re
+    section = " ".join(readme_zigzag_section().split())
+    run_20 = next(r for r in measured_runs() if r["max_stones"] == 20 and r["cols"] == 6)
+    held = re.search(r"the memory is ([\d.]+) bytes per position of the tiers held", section)
+    assert held and float(held[1]) == round(run_20["peak_rss_kb"] * 1024 / run_20["positions"], 1)
+
+    def dry_run(*args):
+        result = run("solve", "zigzag", *args, "--dry-run", "--json", "--table", "unused.sqlite")
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    plus4 = dry_run("--max-stones", 24)
+    found = re.search(r"S \+ 4 = 24\*\* stores ([\d.]+) x 10\^9 positions: .*? estimates ~(\d+) min "
+                      r"and ~([\d.]+) GB at peak", section)
+    assert found, "the README gives the estimate of S + 4"
+    assert float(found[1]) == round(plus4["positions"] / 1e9, 1)
+    assert int(found[2]) == round(plus4["seconds"] / 60)
+    assert float(found[3]) == round(plus4["peak_memory"] / 1e9, 1)
+    k5 = dry_run("--cols", 4, "--stones", 5)
+    found = re.search(r"2x4 with 5 seeds per pit \(([\d.]+) x 10\^9 positions to store; ~([\d.]+) GB "
+                      r"at peak and ~(\d+) min", section)
+    assert found, "the README gives the estimate of 2x4 with 5 seeds per pit"
+    assert float(found[1]) == round(k5["positions"] / 1e9, 1)
+    assert float(found[2]) == round(k5["peak_memory"] / 1e9, 1)
+    assert int(found[3]) == round(k5["seconds"] / 60)

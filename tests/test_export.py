@@ -459,7 +459,7 @@ def test_a_failing_export_creates_and_changes_nothing(tmp_path, table, case, exi
     elif case == "corrupt block":
         corrupt_a_late_block(table)
     elif case == "bad --max-stones":
-        extra = ["--max-stones", 0]
+        extra = ["--max-stones", -1]
     elif case == "bad --format":
         args["format"] = "xml"
     else:

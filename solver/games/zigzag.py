@@ -41,12 +41,13 @@ class Turn(NamedTuple):
 class ZigZag(Game):
     """Zig Zag on 2 rows of `cols` pits (cols even) with `stones` seeds per pit at the start."""
     name = "zigzag"
-    # python bench/bench_zigzag_scale.py (bench/results/zigzag-scale.json): 2x4 K=3, 63.1 M
-    # positions stored, 2.9 M positions/s on two threads (smaller tiers run faster); a tier
-    # takes 4 bytes per position (record, counter, distance) and the lists of positions queued
-    # by distance, besides the 2-byte records of the tiers below it; table about 0.81 byte per
-    # position
-    rates = Rates(positions_per_second=2.9e6, threads=2, table_bytes_per_position=0.81,
+    # python bench/bench_zigzag_scale.py (bench/results/zigzag-scale.json): the standard
+    # board's endgame table of at most 20 seeds, 1.35 x 10^9 positions stored in 756 s on two
+    # threads, 1.8 M positions/s (smaller tiers run faster: 2x4 K=3 2.1 M/s), peak 4.4 GB: a
+    # tier takes 5 bytes per position (record, distance, counter and flags) and the lists of
+    # positions queued by distance, besides the 2-byte records of the tiers below it; table
+    # 0.79 byte per position
+    rates = Rates(positions_per_second=1.8e6, threads=2, table_bytes_per_position=0.8,
                   memory_bytes_per_position=5)
     value_kind = MARGIN
     storage_note = ("every board with fewer seeds than the start where P captured last, both sides "
@@ -72,8 +73,8 @@ class ZigZag(Game):
         return two_row_boards(grid_of(text, 4, "Pp"), cls.parameters_spec[1].values)
 
     def table_phrase(self) -> str:
-        return (f"a {self.family} table of 2x{self.cols} with at least {self.stones} seeds "
-                f"per pit")
+        return (f"a {self.family} table of 2x{self.cols} with at least {self.stones} "
+                f"{'seed' if self.stones == 1 else 'seeds'} per pit")
 
     def __init__(self, cols: int = 6, stones: int = 5):
         if isinstance(cols, bool) or not isinstance(cols, int) or not 2 <= cols <= MAX_COLS or cols % 2:
@@ -361,7 +362,9 @@ class ZigZag(Game):
         return _zigzag.ScoreTierOf(self.kernel(), seeds, c,
                                    {t // 3: array for t, array in lower.items()})
 
-    def locate(self, position: Position) -> tuple[int, int]:
+    def check_position(self, position: Position) -> None:
+        """Seeds leave the board only by captures: nobody has captured exactly while every
+        seed of the start is on the board."""
         seeds = sum(position.board)
         if position.last is None and seeds != self.total:
             raise BadPosition(f"position {quote(self.format_position(position))} cannot arise: "
@@ -371,6 +374,9 @@ class ZigZag(Game):
             raise BadPosition(f"position {quote(self.format_position(position))} cannot arise: "
                               f"after a capture fewer than the {self.total} seeds of the start are "
                               f"on the board")
+
+    def locate(self, position: Position) -> tuple[int, int]:
+        self.check_position(position)
         if position.last == "p":
             position = self.turned(position)
         seeds, index = _zigzag.rank(self.kernel(), position.board,
