@@ -544,6 +544,18 @@ cdef inline uint16_t final_record(const ScoreTier *tier, int64_t i, int value, i
     return MARGIN_MAKE(value if side_of(tier, i) == 0 else -value, d)
 
 
+cdef inline bint settle(Sweep *s, int tid, int64_t i, int d, uint8_t bit, int value) noexcept nogil:
+    """Position i gets its record (`value` for the maximiser, d plies to the end) and `bit`:
+    False when another thread or an earlier entry of the lists gave it one already."""
+    if byte_fetch_or(&s.flags[i], bit) & bit:
+        return False
+    if d == MARGIN_MAX_REMOTENESS:
+        fail(s, ERR_REMOTENESS)
+    s.rec[i] = final_record(s.tier, i, value, d)
+    count_one(s, tid)
+    return True
+
+
 cdef void settle_attractor(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noexcept nogil:
     """Position i joins the attractor at the threshold, d plies from the end; its
     predecessors learn of it."""
@@ -551,12 +563,8 @@ cdef void settle_attractor(Sweep *s, int tid, int64_t i, int d, int64_t *preds) 
     cdef int n, k, nd
     cdef int64_t x
     cdef uint8_t old
-    if byte_fetch_or(&s.flags[i], F_JOINED) & F_JOINED:
+    if not settle(s, tid, i, d, F_JOINED, s.t):
         return
-    if d == MARGIN_MAX_REMOTENESS:
-        fail(s, ERR_REMOTENESS)
-    s.rec[i] = final_record(tier, i, s.t, d)
-    count_one(s, tid)
     nd = longer(d)
     n = tier.unmoves(tier.ctx, i, preds, tier.max_preds)
     if not checked_preds(s, n, preds):
@@ -588,12 +596,8 @@ cdef void settle_delay(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noex
     cdef int n, k, nd
     cdef int64_t x
     cdef uint8_t old, fx
-    if byte_fetch_or(&s.flags[i], F_SETTLED) & F_SETTLED:
+    if not settle(s, tid, i, d, F_SETTLED, s.endless):
         return
-    if d == MARGIN_MAX_REMOTENESS:
-        fail(s, ERR_REMOTENESS)
-    s.rec[i] = final_record(tier, i, s.endless, d)
-    count_one(s, tid)
     nd = longer(d)
     if nd >= MARGIN_REM_ENDLESS:
         return
@@ -731,17 +735,16 @@ cdef void summarise_one(Sweep *s, int tid, int64_t i, int64_t *child, int16_t *v
     s.dist[i] = MARGIN_REM_ENDLESS if side == s.forcing else 0
 
 
-cdef void summarise(Sweep *s) noexcept nogil:
-    """Before an attractor: per position not yet joined, its same-tier moves (the counter) and
-    its captures' summary in the record: the forcing side's best capture, the other side's worst
-    (value for the maximiser), each with its quickest / slowest distance."""
+cdef void forward_sweep(Sweep *s, bint delay) noexcept nogil:
+    """Every position not yet joined, on every thread, through the game's moves: its capture
+    summary before an attractor (summarise_one), or its moves that keep the value of endless
+    play before the delay phase (delay_one)."""
     cdef const ScoreTier *tier = s.tier
     cdef int64_t i
     cdef int64_t *child
     cdef int16_t *value
     cdef uint16_t *rem
     cdef int tid
-    memset(s.worth, 0, s.threads * (2 * tier.bound + 1) * sizeof(int64_t))
     with parallel(num_threads=s.threads):
         tid = threadid()
         child = <int64_t *>malloc(tier.width * sizeof(int64_t) + 8)
@@ -752,13 +755,25 @@ cdef void summarise(Sweep *s) noexcept nogil:
         for i in prange(tier.n, schedule="dynamic", chunksize=CHUNK * 16):
             if s.error[0] != 0 or child == NULL or value == NULL or rem == NULL:
                 continue
-            count_one(s, tid)
+            if not delay:
+                count_one(s, tid)
             if s.flags[i] & F_JOINED:
                 continue
-            summarise_one(s, tid, i, child, value, rem)
+            if delay:
+                delay_one(s, tid, i, child, value, rem)
+            else:
+                summarise_one(s, tid, i, child, value, rem)
         free(child)
         free(value)
         free(rem)
+
+
+cdef void summarise(Sweep *s) noexcept nogil:
+    """Before an attractor: per position not yet joined, its same-tier moves (the counter) and
+    its captures' summary in the record: the forcing side's best capture, the other side's worst
+    (value for the maximiser), each with its quickest / slowest distance."""
+    memset(s.worth, 0, s.threads * (2 * s.tier.bound + 1) * sizeof(int64_t))
+    forward_sweep(s, False)
 
 
 cdef void seed_threshold(Sweep *s) noexcept nogil:
@@ -849,29 +864,11 @@ cdef void reach_closure(Sweep *s) noexcept nogil:
     play (the counter; captures worth it with a finite end already counted off into the
     distance byte), and F_REACH on every one from which a capture can be reached."""
     cdef const ScoreTier *tier = s.tier
-    cdef int64_t i, k, total, x
+    cdef int64_t k, total, x
     cdef int tid, n, p
-    cdef int64_t *child
-    cdef int16_t *value
-    cdef uint16_t *rem
     cdef int64_t *preds
     cdef uint32_t *cur
-    with parallel(num_threads=s.threads):
-        tid = threadid()
-        child = <int64_t *>malloc(tier.width * sizeof(int64_t) + 8)
-        value = <int16_t *>malloc(tier.width * sizeof(int16_t) + 8)
-        rem = <uint16_t *>malloc(tier.width * sizeof(uint16_t) + 8)
-        if child == NULL or value == NULL or rem == NULL:
-            fail(s, ERR_MEMORY)
-        for i in prange(tier.n, schedule="dynamic", chunksize=CHUNK * 16):
-            if s.error[0] != 0 or child == NULL or value == NULL or rem == NULL:
-                continue
-            if s.flags[i] & F_JOINED:
-                continue
-            delay_one(s, tid, i, child, value, rem)
-        free(child)
-        free(value)
-        free(rem)
+    forward_sweep(s, True)
     # every position from which a capture can be reached: backwards from the seeds
     while s.error[0] == 0:
         total = gather(s, 0, &cur)
