@@ -219,3 +219,14 @@ def test_the_readme_estimates_are_the_estimator_s():
     assert float(found[1]) == round(k5["positions"] / 1e9, 1)
     assert float(found[2]) == round(k5["peak_memory"] / 1e9, 1)
     assert int(found[3]) == round(k5["seconds"] / 60)
+
+
+def test_the_readme_counts_the_standard_board_up_to_4_seeds():
+    """10,920 records (fewer than 60 seeds: P captured last), answering twice as many."""
+    section = " ".join(readme_zigzag_section().split())
+    from math import comb
+    stored = sum(comb(s + 11, 11) * 6 for s in range(5))
+    import pathlib
+    text = " ".join((pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    assert f"at most 4 seeds ({stored:,} positions stored, answering {2 * stored:,})" in text
+    assert section
