@@ -17,6 +17,6 @@ def solve_graph(graph: dict[str, Any],
                 control: npt.NDArray[np.int64] | None = None) -> tuple[npt.NDArray[np.uint16], int, int]:
     """(records, final positions, endless positions) of a tier from its move graph."""
 
-def solve_tier(tier: Any, threads: int = 1,
-               control: npt.NDArray[np.int64] | None = None) -> tuple[npt.NDArray[np.uint16], int, int]:
+def solve_tier(tier: Any, threads: int = 1, control: npt.NDArray[np.int64] | None = None,
+               parallel_from: int = ...) -> tuple[npt.NDArray[np.uint16], int, int]:
     """(records, final positions, endless positions) of a tier from its moves and un-moves."""

@@ -469,6 +469,7 @@ cdef enum:
     ERR_REMOTENESS = -12
     ERR_KERNEL = -13
     CHUNK = 1024
+    SMALL_TIER = 1 << 16
 
 
 
@@ -913,11 +914,12 @@ cdef void seed_delay(Sweep *s) noexcept nogil:
                 push(s, tid, s.dist[i], i)
 
 
-def solve_tier(tier, int threads=1, int64_t[::1] control=None):
+def solve_tier(tier, int threads=1, int64_t[::1] control=None, int64_t parallel_from=SMALL_TIER):
     """Records (uint16) of one score tier, solved from its moves and un-moves (a ScoreTier from
     the game's kernel: `tier.capsule()`), on `threads` threads; also (final positions, endless
     ones).  At most 4 bytes per position plus the lists of positions queued at each distance.
-    With a `control` (solver/kernels.py): stops when asked and counts its work."""
+    With a `control` (solver/kernels.py): stops when asked and counts its work.  Tiers of
+    fewer than `parallel_from` positions run on one thread."""
     capsule = tier.capsule()
     if not PyCapsule_IsValid(capsule, SOWSOLVE_SCORE_TIER_CAPSULE):
         raise TypeError("expected a score tier capsule")
@@ -930,7 +932,9 @@ def solve_tier(tier, int threads=1, int64_t[::1] control=None):
         raise ValueError("the tier's bound or endless value is outside the margin records")
     if not 1 <= t.width <= F_COUNT or t.max_preds < 1:
         raise ValueError("the tier's width or predecessor bound is out of range")
-    threads = max(1, threads)
+    # a small tier is done before two threads would have met at their first barrier (a busy
+    # other core makes every barrier slow): one thread
+    threads = 1 if t.n < parallel_from else max(1, threads)
     records = np.zeros(t.n, dtype=np.uint16)
     flags = np.zeros(t.n, dtype=np.uint8)
     dist = np.zeros(t.n, dtype=np.uint16)

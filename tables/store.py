@@ -40,7 +40,7 @@ from ..solver.errors import BadParameters, BadPosition, quote
 from ..solver.games import GAMES, make_game
 from .layout import layout_of
 from .format import (BLOCK_RECORDS, FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES, TABLE_NAME,
-                     CorruptTable, DiskFull, ForeignTable, NotInTable, OutdatedTable, TableBusy,
+                     BeyondTable, CorruptTable, DiskFull, ForeignTable, NotInTable, OutdatedTable, TableBusy,
                      TableClosed, TableError, TableIOError, TableMismatch, TableMissing,
                      UnfinishedTable, block_key, check_meta_fields, check_summary_fields,
                      decode_block, decode_value, encode_block, encode_value, identity, keys_context,
@@ -583,9 +583,7 @@ class Table(_TableFile):
         try:
             self.game.check_position(position)
             self.record(position)
-        except (NotInTable, UnfinishedTable):
-            return False
-        except BadPosition:
+        except (NotInTable, BeyondTable, UnfinishedTable, BadPosition):
             return False
         return True
 
@@ -594,7 +592,7 @@ class Table(_TableFile):
         A damaged table still raises: a default is never a stand-in for a corrupt block."""
         try:
             return self.probe(position)
-        except (BadPosition, NotInTable):
+        except (BadPosition, NotInTable, BeyondTable):
             return default
 
     def query(self, position, max_search: int | None = None) -> dict:

@@ -230,3 +230,14 @@ def test_the_readme_counts_the_standard_board_up_to_4_seeds():
     text = " ".join((pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text().split())
     assert f"at most 4 seeds ({stored:,} positions stored, answering {2 * stored:,})" in text
     assert section
+
+
+def test_in_and_get_on_an_endgame_table_do_not_raise_beyond_it(tmp_path):
+    """`in` says False and `get` gives the default for a position with more stones than an
+    endgame table holds (probe raises BeyondTable)."""
+    path = tmp_path / "z.sqlite"
+    assert run("solve", "zigzag", "--max-stones", 2, "--table", path).exit_code == 0
+    with open_table(path) as table:
+        assert "555555/555555 p - -" not in table
+        assert table.get("555555/555555 p - -", "none") == "none"
+        assert "000000/000011 p - P" in table and table.get("000000/000011 p - P") is not None

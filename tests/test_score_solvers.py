@@ -1,5 +1,5 @@
 """The compact score solver (scoresolve.solve_tier: moves and un-moves from the game's kernel,
-on one or two threads) against the reference solver over an explicit move graph
+on one or two threads, even on small tiers) against the reference solver over an explicit move graph
 (scoresolve.solve_graph, whose rules the Zig Zag brute force of test_zigzag_solver.py checks):
 every tier of small boards, whoever captured last, with the lower tiers holding random margins
 and remoteness -- short, long, the longest a record holds, and 'no end' -- so every path of the
@@ -30,11 +30,11 @@ def solved_by_both(game, tier, lower):
     except RuntimeError as refused:             # a remoteness past the longest a record holds
         for threads in (1, 2):
             with pytest.raises(RuntimeError) as also:
-                scoresolve.solve_tier(view, threads)
+                scoresolve.solve_tier(view, threads, parallel_from=0)
             assert str(also.value) == str(refused)
         return None
     for threads in (1, 2):
-        records, finals, endless = scoresolve.solve_tier(view, threads)
+        records, finals, endless = scoresolve.solve_tier(view, threads, parallel_from=0)
         assert np.array_equal(records, reference[0]), (game.tier_name(tier), threads)
         assert (finals, endless) == reference[1:]
     return reference
