@@ -13,7 +13,11 @@ cdef extern from "sowsolve_kernel.h" nogil:
 
     # the margin record layout
     int MARGIN_UNSOLVED, MARGIN_BIAS, MARGIN_VALUE_MASK, MARGIN_MAX_VALUE
-    int MARGIN_REM_SHIFT, MARGIN_REM_ENDLESS, MARGIN_MAX_REMOTENESS
+    int MARGIN_REM_SHIFT, MARGIN_REM_ENDLESS, MARGIN_REM_LONG, MARGIN_LONG_SHIFT
+    int MARGIN_MAX_REMOTENESS, DIST_ENDLESS, DIST_CAP
+    int margin_plies(uint16_t rec, const uint64_t *table, int64_t n, int64_t index)
+    int margin_rem_field(int plies)
+    uint64_t key_mix(uint64_t x)
     int MARGIN_VALUE(uint16_t r)
     int MARGIN_REMOTENESS(uint16_t r)
     uint16_t MARGIN_MAKE(int margin, int rem)
@@ -31,7 +35,7 @@ cdef extern from "sowsolve_kernel.h" nogil:
         expand_key_fn expand_key
 
     const char *SOWSOLVE_SCORE_TIER_CAPSULE
-    int SCORE_EXIT, SCORE_ERR_UNSOLVED, SCORE_ERR_BEYOND, SCORE_ERR_PREDS
+    int SCORE_EXIT, SCORE_ERR_UNSOLVED, SCORE_ERR_BEYOND, SCORE_ERR_PREDS, SCORE_ERR_LONG
     ctypedef struct ScoreTier:
         const void *ctx
         int64_t n

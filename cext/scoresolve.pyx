@@ -19,20 +19,24 @@ Remoteness: the forcing side hurries and the other delays, among the moves that 
 (the attractors are filled in Dijkstra order of plies to the exit plus the plies after it; a
 position of the side that does not force counts only its moves worth exactly its threshold).  A
 position from which no capture can be reached at all is final (0).  A position worth exactly
-the value of endless play is scored like endless play: it stores MARGIN_REM_ENDLESS unless every
+the value of endless play is scored like endless play: it stores "no end" unless every
 move that keeps its value ends, and then the slowest (delay_to_the_end).
 Records: the margin layout of sowsolve_kernel.h (MARGIN_MAKE), which Python reads from
-MARGIN_LAYOUT.  Inside the sweeps a distance of MARGIN_REM_ENDLESS plies means "no end" too.
+MARGIN_LAYOUT; a remoteness of MARGIN_REM_LONG plies or more goes to the tier's long table
+(uint64 entries index << MARGIN_LONG_SHIFT | plies, sorted), which both solvers return beside
+the records.  Inside the sweeps distances are plies (uint16), DIST_ENDLESS meaning "no end".
 """
-from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport free, realloc
 
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport (CONTROL_FLUSH, MARGIN_BIAS, MARGIN_MAKE, MARGIN_MAX_REMOTENESS,
-                         MARGIN_MAX_VALUE, MARGIN_REM_ENDLESS, MARGIN_REM_SHIFT,
-                         MARGIN_VALUE_MASK, Control, control_of, ctl_add, ctl_stopped)
+from kernel_api cimport (CONTROL_FLUSH, DIST_CAP, DIST_ENDLESS, MARGIN_BIAS, MARGIN_LONG_SHIFT,
+                         MARGIN_MAKE, MARGIN_MAX_REMOTENESS, MARGIN_MAX_VALUE,
+                         MARGIN_REM_ENDLESS, MARGIN_REM_LONG, MARGIN_REM_SHIFT,
+                         MARGIN_VALUE_MASK, Control, control_of, ctl_add, ctl_stopped,
+                         margin_rem_field)
 
 cnp.import_array()
 
@@ -45,11 +49,21 @@ class RecordLimit(RuntimeError):
 
 #: The margin record layout (sowsolve_kernel.h): a record is
 #: (remoteness << rem_shift) | (margin + bias), the margin read back as (record & value_mask) -
-#: bias; remoteness `endless` means the value comes from play that never ends, and a finite
-#: remoteness is at most max_remoteness.  0 is "not solved yet".
+#: bias; remoteness `endless` means the value comes from play that never ends, `long` that the
+#: tier's long table holds it (entries index << long_shift | plies, plies from `long` to
+#: max_remoteness).  0 is "not solved yet".
 MARGIN_LAYOUT = {"bias": MARGIN_BIAS, "rem_shift": MARGIN_REM_SHIFT,
                  "value_mask": MARGIN_VALUE_MASK, "endless": MARGIN_REM_ENDLESS,
+                 "long": MARGIN_REM_LONG, "long_shift": MARGIN_LONG_SHIFT,
                  "max_remoteness": MARGIN_MAX_REMOTENESS}
+
+
+def long_table(dist, finite):
+    """The long table of a tier: (index << long_shift) | plies of every position whose finite
+    remoteness does not fit the record's 9 bits, by index (a distance of DIST_ENDLESS is no
+    end, even where `finite` holds: an attractor can force a capture that never ends)."""
+    at = np.flatnonzero(finite & (dist >= MARGIN_REM_LONG) & (dist < DIST_ENDLESS)).astype(np.uint64)
+    return (at << np.uint64(MARGIN_LONG_SHIFT)) | dist[at.astype(np.int64)].astype(np.uint64)
 
 
 cdef struct HeapItem:
@@ -108,11 +122,11 @@ cdef HeapItem heap_pop(Heap *h) noexcept nogil:
 
 
 cdef inline int longer(int d) noexcept nogil:
-    """One ply more; 'no end' stays 'no end'; a finite remoteness stops at MARGIN_MAX_REMOTENESS,
-    which solve_graph refuses rather than store a clipped value."""
-    if d >= MARGIN_REM_ENDLESS:
-        return MARGIN_REM_ENDLESS
-    return d + 1 if d + 1 < MARGIN_REM_ENDLESS else MARGIN_MAX_REMOTENESS
+    """One ply more; 'no end' stays 'no end'; a finite remoteness stops at DIST_CAP, which the
+    solvers refuse rather than store a clipped value."""
+    if d >= DIST_ENDLESS:
+        return DIST_ENDLESS
+    return d + 1 if d + 1 < DIST_CAP else DIST_CAP
 
 
 cdef inline bint tick(int64_t *settled, Control *ctl) noexcept nogil:
@@ -166,7 +180,7 @@ cdef inline int offer(Heap *heap, int64_t node, int d, int forcing, int t, const
     the forcing side, and then delays among the moves worth exactly t (its best ones): moves
     that joined at an earlier, more extreme threshold are worse for it and do not count."""
     if side_of[node] == forcing:
-        if tent[node] == MARGIN_REM_ENDLESS or d < tent[node]:
+        if tent[node] == DIST_ENDLESS or d < tent[node]:
             tent[node] = d
             return heap_push(heap, d, node)
         return 0
@@ -198,7 +212,7 @@ cdef int attract(const Graph *g, int forcing, int lo, int hi, int step, uint8_t 
         counter[i] = g.deg[i]
         acc[i] = 0
         acc_at[i] = -32768
-        tent[i] = MARGIN_REM_ENDLESS
+        tent[i] = DIST_ENDLESS
     t = lo
     while (step > 0 and t <= hi) or (step < 0 and t >= hi):
         t_index = t + g.bound
@@ -275,7 +289,7 @@ cdef int delay_to_the_end(const Graph *g, int endless_value, const uint8_t *deci
         e = g.bucket[k]
         i = e // g.width
         d = longer(g.exit_rem[e])
-        if decided[i] or not reach[i] or d >= MARGIN_REM_ENDLESS:
+        if decided[i] or not reach[i] or d >= DIST_ENDLESS:
             continue            # an exit that never ends keeps its position from ending
         if wait_for_all(&heap, i, d, counter, acc) < 0:
             free(heap.items)
@@ -291,7 +305,7 @@ cdef int delay_to_the_end(const Graph *g, int endless_value, const uint8_t *deci
             free(heap.items)
             return -2
         d = longer(item.dist)
-        if d >= MARGIN_REM_ENDLESS:
+        if d >= DIST_ENDLESS:
             continue
         for k in range(g.rev_off[i], g.rev_off[i + 1]):
             y = g.rev[k]
@@ -306,8 +320,8 @@ cdef int delay_to_the_end(const Graph *g, int endless_value, const uint8_t *deci
 
 
 def solve_graph(dict graph, int64_t[::1] control=None):
-    """Records (uint16) of a tier from its move graph; also (final positions, endless ones).
-    With a `control` (solver/kernels.py): stops when asked (KeyboardInterrupt) and counts the
+    """Records (uint16) of a tier from its move graph (exit remoteness in plies, DIST_ENDLESS
+    for no end), its long table, and (final positions, endless ones).  With a `control` (solver/kernels.py): stops when asked (KeyboardInterrupt) and counts the
     positions the sweeps settle."""
     cdef Control spare
     cdef Control *ctl = control_of(control, &spare)
@@ -414,23 +428,23 @@ def solve_graph(dict graph, int64_t[::1] control=None):
         raise MemoryError("out of memory in the attractor queue")
     decided = decided_u8.astype(bool)
     finite = decided | settled.astype(bool)
-    if np.any(finite & (dist == MARGIN_MAX_REMOTENESS)):
-        raise RecordLimit(f"a remoteness reached {MARGIN_MAX_REMOTENESS} plies, the most a score "
-                          f"record holds")
+    if np.any(finite & (dist == DIST_CAP)):
+        raise RecordLimit(f"a remoteness passed {MARGIN_MAX_REMOTENESS} plies, the most a score "
+                          f"tier holds")
     u = np.where(decided, value, infinite_value).astype(np.int64)
     margin = np.ascontiguousarray(np.where(side_of == 0, u, -u), dtype=np.int64)
     if n and int(np.abs(margin).max()) > MARGIN_MAX_VALUE:
         raise RuntimeError(f"a margin exceeds {MARGIN_MAX_VALUE}, the most a score record holds")
-    rem = np.ascontiguousarray(np.where(finite, dist, MARGIN_REM_ENDLESS), dtype=np.int64)
+    rem = np.ascontiguousarray(np.where(finite, dist, DIST_ENDLESS), dtype=np.int64)
     records = np.empty(n, dtype=np.uint16)
     cdef uint16_t[::1] records_v = records
     cdef const int64_t[::1] margin_v = margin, rem_v = rem
     with nogil:
         for i in range(n):
-            records_v[i] = MARGIN_MAKE(<int>margin_v[i], <int>rem_v[i])
+            records_v[i] = MARGIN_MAKE(<int>margin_v[i], margin_rem_field(<int>rem_v[i]))
     finals = int(np.count_nonzero(~reach.astype(bool)))
     endless = int(np.count_nonzero(~decided & reach.astype(bool)))
-    return records, finals, endless
+    return records, long_table(dist, finite), finals, endless
 
 
 
@@ -438,7 +452,7 @@ def solve_graph(dict graph, int64_t[::1] control=None):
 #
 # Per position three arrays: the record (2 bytes; before a position's value is known it holds
 # the summary of its exits for the sweep under way), a flags byte (a counter of moves not yet
-# settled and four bits) and a distance byte (the forcing side's best offer, or the delaying
+# settled and four bits) and a distance word (uint16) (the forcing side's best offer, or the delaying
 # side's slowest counted move).  Distances are processed in order through per-thread lists of
 # indices (uint32), one per distance, so every level runs on all threads; edges have length
 # one, and a level's work only adds to later levels (or, for the capped remoteness and 'no
@@ -451,7 +465,8 @@ from libc.string cimport memcpy, memset
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport parallel, prange, threadid
 
-from kernel_api cimport (MARGIN_REMOTENESS, MARGIN_VALUE, SCORE_EXIT, SCORE_ERR_BEYOND, SCORE_ERR_PREDS, SCORE_ERR_UNSOLVED,
+from kernel_api cimport (MARGIN_REMOTENESS, MARGIN_VALUE, SCORE_EXIT, SCORE_ERR_BEYOND,
+                         SCORE_ERR_LONG, SCORE_ERR_PREDS, SCORE_ERR_UNSOLVED,
                          SOWSOLVE_SCORE_TIER_CAPSULE, ScoreTier, byte_fetch_and, byte_fetch_or,
                          byte_fetch_sub, byte_load, byte_store, first_error, word_load,
                          word_lower, word_raise)
@@ -463,7 +478,7 @@ cdef enum:
     F_OFFERED = 0x40      # attractor: a forcing position already queued
     F_REACH = 0x40        # delay phase (the same bit): a capture can be reached from here
     F_SETTLED = 0x80      # delay: remoteness known (record final)
-    LEVELS = 512          # distances 0 .. MARGIN_REM_ENDLESS (checked at import)
+    LEVELS = 65536        # distances 0 .. DIST_ENDLESS (checked at import)
     ERR_MEMORY = -10
     ERR_STOPPED = -11
     ERR_REMOTENESS = -12
@@ -473,7 +488,7 @@ cdef enum:
 
 
 
-if LEVELS != MARGIN_REM_ENDLESS + 1:
+if LEVELS != DIST_ENDLESS + 1:
     raise ImportError("the score solver's distance lists do not match the margin record layout")
 
 
@@ -502,6 +517,7 @@ cdef struct Sweep:
     uint8_t *flags
     uint16_t *dist
     Vec *lists            # threads x LEVELS
+    Vec *longs            # threads: (index, plies) of the long records each thread settled
     int threads
     int forcing           # 0: the maximiser forces, 1: the minimiser
     int t                 # the threshold under way (value for the maximiser)
@@ -509,7 +525,8 @@ cdef struct Sweep:
     int delay             # 1 in the delay phase
     int *error
     Control *ctl
-    int64_t *counted      # threads x 8 (padding): positions settled, not yet reported
+    int64_t *counted      # threads x 8 (padding): positions settled, not yet reported; the
+                          # highest distance queued (word 1)
     int64_t *worth        # threads x (2 bound + 1): positions whose capture summary is worth v
 
 
@@ -534,6 +551,17 @@ cdef inline void count_one(Sweep *s, int tid) noexcept nogil:
 cdef inline void push(Sweep *s, int tid, int d, int64_t i) noexcept nogil:
     if vec_push(&s.lists[tid * LEVELS + d], <uint32_t>i) < 0:
         fail(s, ERR_MEMORY)
+    if d > s.counted[tid * 8 + 1]:
+        s.counted[tid * 8 + 1] = d
+
+
+cdef inline int64_t highest_queued(Sweep *s) noexcept nogil:
+    cdef int64_t top = -1
+    cdef int tid
+    for tid in range(s.threads):
+        if s.counted[tid * 8 + 1] > top:
+            top = s.counted[tid * 8 + 1]
+    return top
 
 
 cdef inline bint worse(int forcing, int value, int t) noexcept nogil:
@@ -550,9 +578,12 @@ cdef inline bint settle(Sweep *s, int tid, int64_t i, int d, uint8_t bit, int va
     False when another thread or an earlier entry of the lists gave it one already."""
     if byte_fetch_or(&s.flags[i], bit) & bit:
         return False
-    if d == MARGIN_MAX_REMOTENESS:
+    if d == DIST_CAP:
         fail(s, ERR_REMOTENESS)
-    s.rec[i] = final_record(s.tier, i, value, d)
+    s.rec[i] = final_record(s.tier, i, value, margin_rem_field(d))
+    if MARGIN_REM_LONG <= d < DIST_ENDLESS:
+        if vec_push(&s.longs[tid], <uint32_t>i) < 0 or vec_push(&s.longs[tid], <uint32_t>d) < 0:
+            fail(s, ERR_MEMORY)
     count_one(s, tid)
     return True
 
@@ -600,7 +631,7 @@ cdef void settle_delay(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noex
     if not settle(s, tid, i, d, F_SETTLED, s.endless):
         return
     nd = longer(d)
-    if nd >= MARGIN_REM_ENDLESS:
+    if nd >= DIST_ENDLESS:
         return
     n = tier.unmoves(tier.ctx, i, preds, tier.max_preds)
     if not checked_preds(s, n, preds):
@@ -648,7 +679,8 @@ cdef void run_levels(Sweep *s, int first) noexcept nogil:
     cdef int64_t total, k
     cdef uint32_t *cur
     cdef int64_t *preds
-    for d in range(first, LEVELS):
+    d = first
+    while d <= highest_queued(s):   # the 65536 levels are mostly empty: only up to the top one
         while s.error[0] == 0:
             total = gather(s, d, &cur)
             if total == 0:
@@ -667,6 +699,9 @@ cdef void run_levels(Sweep *s, int first) noexcept nogil:
                         settle_attractor(s, tid, cur[k], d, preds)
                 free(preds)
             free(cur)
+        d += 1
+    for tid in range(s.threads):    # every list is empty again
+        s.counted[tid * 8 + 1] = 0
 
 
 cdef bint checked_moves(Sweep *s, int n, const int64_t *child, const int16_t *value,
@@ -682,7 +717,8 @@ cdef bint checked_moves(Sweep *s, int n, const int64_t *child, const int16_t *va
         return False
     for j in range(n):
         if child[j] == SCORE_EXIT:
-            if value[j] < -tier.bound or value[j] > tier.bound or rem[j] > MARGIN_REM_ENDLESS:
+            if value[j] < -tier.bound or value[j] > tier.bound or (
+                    rem[j] > MARGIN_MAX_REMOTENESS and rem[j] != DIST_ENDLESS):
                 fail(s, ERR_KERNEL)
                 return False
         elif child[j] < 0 or child[j] >= tier.n:
@@ -703,37 +739,54 @@ cdef inline bint checked_preds(Sweep *s, int n, const int64_t *preds) noexcept n
     return True
 
 
-cdef void summarise_one(Sweep *s, int tid, int64_t i, int64_t *child, int16_t *value,
-                        uint16_t *rem) noexcept nogil:
+cdef int capture_summary(Sweep *s, int64_t i, int64_t *child, int16_t *value, uint16_t *rem,
+                         int *best, int *bd) noexcept nogil:
+    """Position i's same-tier moves (-1 after an error) and its captures' summary for the sweep
+    under way: the forcing side's best capture, quickest, or the other side's worst, slowest
+    (*best 0x7FFF where it has no capture)."""
     cdef const ScoreTier *tier = s.tier
-    cdef int n, j, same = 0, best = 0x7FFF, bd = 0, v, dd
+    cdef int n, j, same = 0, v, dd
     cdef int side
     n = tier.moves(tier.ctx, i, child, value, rem)
     if not checked_moves(s, n, child, value, rem):
-        return
+        return -1
     side = side_of(tier, i)
+    best[0] = 0x7FFF
+    bd[0] = 0
     for j in range(n):
         if child[j] != SCORE_EXIT:
             same += 1
             continue
         v = value[j]
         dd = longer(rem[j])
-        if best == 0x7FFF:
-            best = v
-            bd = dd
+        if best[0] == 0x7FFF:
+            best[0] = v
+            bd[0] = dd
         elif side == s.forcing:      # the best capture for the forcing side, quickest
-            if (v > best if s.forcing == 0 else v < best) or (v == best and dd < bd):
-                best = v
-                bd = dd
+            if (v > best[0] if s.forcing == 0 else v < best[0]) or (v == best[0] and dd < bd[0]):
+                best[0] = v
+                bd[0] = dd
         else:                        # the worst for it, slowest
-            if (v < best if s.forcing == 0 else v > best) or (v == best and dd > bd):
-                best = v
-                bd = dd
+            if (v < best[0] if s.forcing == 0 else v > best[0]) or (v == best[0] and dd > bd[0]):
+                best[0] = v
+                bd[0] = dd
+    return same
+
+
+cdef void summarise_one(Sweep *s, int tid, int64_t i, int64_t *child, int16_t *value,
+                        uint16_t *rem) noexcept nogil:
+    """The counter and the capture summary of position i, in its flags and record (a distance
+    past the record's 9 bits kept as MARGIN_REM_LONG: seed_threshold asks the moves again)."""
+    cdef const ScoreTier *tier = s.tier
+    cdef int same, best, bd
+    same = capture_summary(s, i, child, value, rem, &best, &bd)
+    if same < 0:
+        return
     s.flags[i] = same | (F_EXIT if best != 0x7FFF else 0)
-    s.rec[i] = MARGIN_MAKE(best, bd) if best != 0x7FFF else 0
+    s.rec[i] = MARGIN_MAKE(best, margin_rem_field(bd)) if best != 0x7FFF else 0
     if best != 0x7FFF:
         s.worth[tid * (2 * tier.bound + 1) + best + tier.bound] += 1
-    s.dist[i] = MARGIN_REM_ENDLESS if side == s.forcing else 0
+    s.dist[i] = DIST_ENDLESS if side_of(tier, i) == s.forcing else 0
 
 
 cdef void forward_sweep(Sweep *s, bint delay) noexcept nogil:
@@ -782,18 +835,32 @@ cdef void seed_threshold(Sweep *s) noexcept nogil:
     distances restart from its captures worth it."""
     cdef const ScoreTier *tier = s.tier
     cdef int64_t i
-    cdef int tid, v, d
+    cdef int tid, v, d, best
     cdef uint8_t f
     cdef uint16_t r
+    cdef int64_t *child
+    cdef int16_t *value
+    cdef uint16_t *rem
     with parallel(num_threads=s.threads):
         tid = threadid()
+        child = <int64_t *>malloc(tier.width * sizeof(int64_t) + 8)
+        value = <int16_t *>malloc(tier.width * sizeof(int16_t) + 8)
+        rem = <uint16_t *>malloc(tier.width * sizeof(uint16_t) + 8)
+        if child == NULL or value == NULL or rem == NULL:
+            fail(s, ERR_MEMORY)
         for i in prange(tier.n, schedule="static"):
             f = s.flags[i]
-            if f & F_JOINED:
+            if f & F_JOINED or child == NULL or value == NULL or rem == NULL:
                 continue
             r = s.rec[i]
             v = MARGIN_VALUE(r) if f & F_EXIT else 0x7FFF
             d = MARGIN_REMOTENESS(r)
+            if v == s.t and d == MARGIN_REM_ENDLESS:
+                d = DIST_ENDLESS
+            elif v == s.t and d == MARGIN_REM_LONG:
+                # rare: the summary's distance did not fit the record; the moves give it again
+                if capture_summary(s, i, child, value, rem, &best, &d) < 0:
+                    continue
             if side_of(tier, i) == s.forcing:
                 if v == s.t:
                     s.dist[i] = d
@@ -803,6 +870,9 @@ cdef void seed_threshold(Sweep *s) noexcept nogil:
                 s.dist[i] = d if v == s.t else 0
                 if (f & F_COUNT) == 0 and v == s.t:
                     push(s, tid, d, i)
+        free(child)
+        free(value)
+        free(rem)
 
 
 cdef bint worth_anything(Sweep *s, int t) noexcept nogil:
@@ -846,7 +916,7 @@ cdef void delay_one(Sweep *s, int tid, int64_t i, int64_t *child, int16_t *value
         if value[j] != s.endless:
             continue
         dd = longer(rem[j])
-        if dd >= MARGIN_REM_ENDLESS:
+        if dd >= DIST_ENDLESS:
             count += 1              # a capture worth it that never ends: never counted off
         else:
             finite += 1
@@ -863,7 +933,7 @@ cdef void delay_one(Sweep *s, int tid, int64_t i, int64_t *child, int16_t *value
 cdef void reach_closure(Sweep *s) noexcept nogil:
     """Delay phase set-up: per position not joined, its moves that keep the value of endless
     play (the counter; captures worth it with a finite end already counted off into the
-    distance byte), and F_REACH on every one from which a capture can be reached."""
+    distance word), and F_REACH on every one from which a capture can be reached."""
     cdef const ScoreTier *tier = s.tier
     cdef int64_t k, total, x
     cdef int tid, n, p
@@ -916,8 +986,9 @@ cdef void seed_delay(Sweep *s) noexcept nogil:
 
 def solve_tier(tier, int threads=1, int64_t[::1] control=None, int64_t parallel_from=SMALL_TIER):
     """Records (uint16) of one score tier, solved from its moves and un-moves (a ScoreTier from
-    the game's kernel: `tier.capsule()`), on `threads` threads; also (final positions, endless
-    ones).  At most 4 bytes per position plus the lists of positions queued at each distance.
+    the game's kernel: `tier.capsule()`), on `threads` threads; also its long table and (final
+    positions, endless ones).  5 bytes per position plus the lists of positions queued at each
+    distance.
     With a `control` (solver/kernels.py): stops when asked and counts its work.  Tiers of
     fewer than `parallel_from` positions run on one thread."""
     capsule = tier.capsule()
@@ -946,11 +1017,18 @@ def solve_tier(tier, int threads=1, int64_t[::1] control=None, int64_t parallel_
     cdef Vec *lists = <Vec *>calloc(threads * LEVELS, sizeof(Vec))
     if lists == NULL:
         raise MemoryError("out of memory for the distance lists")
+    cdef Vec *longs = <Vec *>calloc(threads, sizeof(Vec))
+    if longs == NULL:
+        free(lists)
+        raise MemoryError("out of memory for the long table")
+    cdef int64_t nlong = 0, at = 0, k
+    cdef uint64_t *long_out
     s.tier = t
     s.rec = <uint16_t *>cnp.PyArray_DATA(records)
     s.flags = <uint8_t *>cnp.PyArray_DATA(flags)
     s.dist = <uint16_t *>cnp.PyArray_DATA(dist)
     s.lists = lists
+    s.longs = longs
     s.threads = threads
     s.error = &error
     s.ctl = ctl
@@ -977,17 +1055,32 @@ def solve_tier(tier, int threads=1, int64_t[::1] control=None, int64_t parallel_
                         finals += 1
                     if not (s.flags[i] & F_SETTLED):
                         s.rec[i] = final_record(t, i, endless, MARGIN_REM_ENDLESS)
+        for i in range(threads):
+            nlong += longs[i].size // 2
+        long = np.empty(nlong, dtype=np.uint64)
+        long_out = <uint64_t *>cnp.PyArray_DATA(long)
+        for i in range(threads):
+            for k in range(longs[i].size // 2):
+                long_out[at] = (<uint64_t>longs[i].items[2 * k] << MARGIN_LONG_SHIFT) | longs[i].items[2 * k + 1]
+                at += 1
+        long.sort()
     finally:
         for i in range(threads * LEVELS):
             free(lists[i].items)
         free(lists)
+        for i in range(threads):
+            free(longs[i].items)
+        free(longs)
     if error == ERR_STOPPED:
         raise KeyboardInterrupt
     if error == ERR_MEMORY:
         raise MemoryError("out of memory in the distance lists of a score tier")
     if error == ERR_REMOTENESS:
-        raise RecordLimit(f"a remoteness reached {MARGIN_MAX_REMOTENESS} plies, the most a score "
-                          f"record holds")
+        raise RecordLimit(f"a remoteness passed {MARGIN_MAX_REMOTENESS} plies, the most a score "
+                          f"tier holds")
+    if error == SCORE_ERR_LONG:
+        raise RuntimeError("a capture leads to a record whose remoteness its tier's long table "
+                           "lacks")
     if error == SCORE_ERR_UNSOLVED:
         raise RuntimeError("a capture leads to a record that is not solved")
     if error == SCORE_ERR_BEYOND:
@@ -1000,4 +1093,4 @@ def solve_tier(tier, int threads=1, int64_t[::1] control=None, int64_t parallel_
     if error != 0:
         raise RuntimeError(f"the score tier solver failed ({error})")
     ctl_add(ctl, int(counted.sum()))
-    return records, int(finals), int(unending)
+    return records, long, int(finals), int(unending)

@@ -30,21 +30,65 @@
 
 /* Margin records (games scored by a margin: Zig Zag): the low 7 bits hold the margin plus
  * MARGIN_BIAS (margins -MARGIN_MAX_VALUE..MARGIN_MAX_VALUE, so a solved record is never 0), the
- * high 9 bits the remoteness, MARGIN_REM_ENDLESS meaning "no end": the value comes from play
- * that goes on forever.  (Margins of up to 63 seeds cover the standard board's 60; Zig Zag's
- * forced lines reach past 254 plies from 2x4 with 4 seeds per pit on.)  Plain int constants,
- * so that comparisons with signed values stay signed. */
+ * high 9 bits the remoteness: 0..MARGIN_REM_LONG-1 plies as they are, MARGIN_REM_ENDLESS "no
+ * end" (the value comes from play that goes on forever), and MARGIN_REM_LONG "long": the
+ * remoteness, MARGIN_REM_LONG..MARGIN_MAX_REMOTENESS plies, is in the tier's long table, a
+ * sorted array of uint64 entries (index << MARGIN_LONG_SHIFT) | plies beside the records.
+ * Zig Zag's forced lines pass 510 plies on 2x4 with 4 seeds per pit, on few positions, so the
+ * records stay 16 bits and the long ones cost 8 bytes each.  (Margins of up to 63 seeds cover
+ * the standard board's 60.)  Plain int constants, so comparisons with signed values stay
+ * signed. */
 #define MARGIN_UNSOLVED 0
 #define MARGIN_BIAS 64
 #define MARGIN_VALUE_MASK 0x7F
 #define MARGIN_MAX_VALUE 63
 #define MARGIN_REM_SHIFT 7
 #define MARGIN_REM_ENDLESS 511
-#define MARGIN_MAX_REMOTENESS 510
+#define MARGIN_REM_LONG 510
+#define MARGIN_LONG_SHIFT 16
+#define MARGIN_MAX_REMOTENESS 65533
 #define MARGIN_VALUE(r) ((int)((r) & MARGIN_VALUE_MASK) - MARGIN_BIAS)
 #define MARGIN_REMOTENESS(r) ((int)((r) >> MARGIN_REM_SHIFT))
 #define MARGIN_MAKE(margin, rem) \
     ((uint16_t)(((unsigned)(rem) << MARGIN_REM_SHIFT) | (unsigned)((margin) + MARGIN_BIAS)))
+
+/* Distances in plies inside the score solvers and between a game's kernel and them (exit_rem
+ * of ScoreTier.moves): DIST_ENDLESS is "no end"; a line reaching DIST_CAP is refused. */
+#define DIST_ENDLESS 0xFFFF
+#define DIST_CAP (MARGIN_MAX_REMOTENESS + 1)
+
+/* The remoteness in plies (DIST_ENDLESS: no end) of record `rec` at `index` of a tier whose
+ * long table is `table` (n entries, sorted: checked when a table is loaded); -1 where the
+ * record says "long" and the table lacks its index. */
+static inline int margin_plies(uint16_t rec, const uint64_t *table, int64_t n, int64_t index) {
+    int rem = MARGIN_REMOTENESS(rec);
+    int64_t lo = 0, hi = n;
+    if (rem == MARGIN_REM_ENDLESS) return DIST_ENDLESS;
+    if (rem != MARGIN_REM_LONG) return rem;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        uint64_t at = table[mid] >> MARGIN_LONG_SHIFT;
+        if (at == (uint64_t)index) return (int)(table[mid] & ((1u << MARGIN_LONG_SHIFT) - 1u));
+        if (at < (uint64_t)index) lo = mid + 1; else hi = mid;
+    }
+    return -1;
+}
+
+/* The 9-bit remoteness field for `plies` (DIST_ENDLESS: no end). */
+static inline int margin_rem_field(int plies) {
+    if (plies >= DIST_ENDLESS) return MARGIN_REM_ENDLESS;
+    return plies >= MARGIN_REM_LONG ? MARGIN_REM_LONG : plies;
+}
+
+/* A 64-bit mixer (splitmix64's finaliser) for hash tables keyed by packed positions: every
+ * bit of the key reaches every bit of the slot index. */
+static inline uint64_t key_mix(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
 
 /* Folding children's records (each from the child's side to move) into the parent's record:
  * win as fast as possible, else draw, else lose as slowly as possible. */
@@ -100,6 +144,7 @@ typedef struct GameKernel {
 #define SCORE_ERR_UNSOLVED (-2)  /* a move leads to a record not solved (or not given) */
 #define SCORE_ERR_BEYOND (-3)    /* a move leads to a record worth more than its seeds */
 #define SCORE_ERR_PREDS (-4)     /* more predecessors than the caller's buffer holds */
+#define SCORE_ERR_LONG (-5)      /* a record says "long" and its tier's long table lacks it */
 
 typedef struct ScoreTier {
     const void *ctx;
@@ -112,7 +157,7 @@ typedef struct ScoreTier {
     int64_t side_stride;
     /* Moves of `index`: child[j] the same-tier index the move leads to, or SCORE_EXIT with
      * exit_value[j] (for the maximiser, the move's gain included) and exit_rem[j] (the
-     * remoteness of the record it leads to).  Returns the number of moves or SCORE_ERR_*. */
+     * remoteness in plies of the record it leads to, DIST_ENDLESS for no end: margin_plies).  Returns the number of moves or SCORE_ERR_*. */
     int (*moves)(const void *ctx, int64_t index, int64_t *child, int16_t *exit_value,
                  uint16_t *exit_rem);
     /* Same-tier predecessors of `index`: one entry per move that leads here (a position with

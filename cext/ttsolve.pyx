@@ -15,7 +15,8 @@ import numpy as np
 cimport numpy as cnp
 
 from kernel_api cimport (CONTROL_FLUSH, Control, Fold, GameKernel, SOWSOLVE_KERNEL_CAPSULE, control_of,
-                         ctl_add, ctl_set, ctl_stopped, fold_add, fold_fits, fold_result, fold_start)
+                         ctl_add, ctl_set, ctl_stopped, fold_add, fold_fits, fold_result, fold_start,
+                         key_mix)
 
 cnp.import_array()
 
@@ -51,14 +52,6 @@ ERRORS = {
 }
 
 
-cdef inline uint64_t mix(uint64_t x) noexcept nogil:
-    x ^= x >> 30
-    x *= 0xbf58476d1ce4e5b9ULL
-    x ^= x >> 27
-    x *= 0x94d049bb133111ebULL
-    return x ^ (x >> 31)
-
-
 cdef struct Table:
     uint64_t *keys          # 0 marks an empty slot (no packed position is 0)
     uint16_t *records
@@ -67,7 +60,7 @@ cdef struct Table:
 
 
 cdef inline int64_t slot_of(const Table *t, uint64_t key) noexcept nogil:
-    cdef int64_t mask = t.capacity - 1, i = <int64_t>(mix(key) & <uint64_t>mask)
+    cdef int64_t mask = t.capacity - 1, i = <int64_t>(key_mix(key) & <uint64_t>mask)
     while t.keys[i] != 0 and t.keys[i] != key:
         i = (i + 1) & mask
     return i

@@ -5,7 +5,7 @@ A turn is a sequence of laps, each fixed by the board, the pit in hand and the s
 never end are found exactly by Brent's cycle detection on those lap states (the state space is
 finite, so a turn that does not end repeats a state), with two board copies and no hashing.
 """
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memset
 from cpython.pycapsule cimport PyCapsule_New
@@ -13,8 +13,8 @@ from cpython.pycapsule cimport PyCapsule_New
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport (CONTROL_FLUSH, MARGIN_REMOTENESS, MARGIN_UNSOLVED, MARGIN_VALUE, Control,
-                         SCORE_ERR_BEYOND, SCORE_ERR_PREDS, SCORE_ERR_UNSOLVED, SCORE_EXIT,
+from kernel_api cimport (CONTROL_FLUSH, MARGIN_UNSOLVED, MARGIN_VALUE, Control, margin_plies,
+                         SCORE_ERR_BEYOND, SCORE_ERR_LONG, SCORE_ERR_PREDS, SCORE_ERR_UNSOLVED, SCORE_EXIT,
                          SOWSOLVE_SCORE_TIER_CAPSULE, ScoreTier, SignalPoll, control_of, ctl_add,
                          ctl_stopped, poll_signals, raise_pending)
 
@@ -408,6 +408,8 @@ cdef struct ZzTier:
     ZzCtx c
     int seeds
     const uint16_t *low[MAX_TOTAL + 1]      # records of tier (s, P captured last), s < seeds
+    const uint64_t *low_long[MAX_TOTAL + 1]  # and its long table (margin_plies)
+    int64_t low_nlong[MAX_TOTAL + 1]
 
 
 cdef int zz_moves(const void *ctx, int64_t index, int64_t *child, int16_t *exit_value,
@@ -418,7 +420,7 @@ cdef int zz_moves(const void *ctx, int64_t index, int64_t *child, int16_t *exit_
     cdef uint8_t turned[MAXP]
     cdef TurnResult turns[MAXP]
     cdef int pits[MAXP]
-    cdef int side = <int>((index // 3) % 2), n, j, q, cap, rest, ko, v
+    cdef int side = <int>((index // 3) % 2), n, j, q, cap, rest, ko, v, plies
     cdef int64_t ci
     cdef uint16_t rec
     unrank_board(c.npits, index // 6, t.seeds, board)
@@ -448,7 +450,10 @@ cdef int zz_moves(const void *ctx, int64_t index, int64_t *child, int16_t *exit_
         if v > rest or v < -rest:
             return SCORE_ERR_BEYOND
         exit_value[j] = (cap - v) if side == 0 else (v - cap)
-        exit_rem[j] = MARGIN_REMOTENESS(rec)
+        plies = margin_plies(rec, t.low_long[rest], t.low_nlong[rest], ci)
+        if plies < 0:
+            return SCORE_ERR_LONG
+        exit_rem[j] = <uint16_t>plies
     return n
 
 
@@ -472,6 +477,8 @@ cdef class ScoreTierOf:
     cdef readonly int64_t size
 
     def __init__(self, ZigZagKernel kernel, int seeds, int capturer, dict lower):
+        """`lower`: seeds -> (records, long table) of tier (s, 1), as the score solver made
+        them (the table's loads check both)."""
         cdef int k
         if not 0 <= seeds <= MAX_TOTAL or not 0 <= capturer <= 2:
             raise ValueError(f"no tier ({seeds}, {capturer})")
@@ -479,11 +486,23 @@ cdef class ScoreTierOf:
         self.t.seeds = seeds
         for k in range(MAX_TOTAL + 1):
             self.t.low[k] = NULL
+            self.t.low_long[k] = NULL
+            self.t.low_nlong[k] = 0
         self.keep = []
-        for s, array in lower.items():
+        for s, data in lower.items():
             if not (isinstance(s, int) and 0 <= s < seeds):
                 raise ValueError(f"no lower tier of {str(s)[:20]} seeds below {seeds}")
+            if not (isinstance(data, tuple) and len(data) == 2):
+                raise ValueError(f"the tier of {s} seeds is not given as its records and a long table")
+            array, table = data
             array = np.ascontiguousarray(array, dtype=np.uint16)
+            table = np.ascontiguousarray(table, dtype=np.uint64)
+            if table.ndim != 1 or (table.size > 1 and not bool(np.all(np.diff(table.astype(np.int64)) > 0))):
+                raise ValueError(f"the long table of the tier of {s} seeds is not sorted")
+            self.keep.append(table)
+            self.t.low_nlong[s] = table.shape[0]
+            if table.shape[0]:
+                self.t.low_long[s] = <const uint64_t *>cnp.PyArray_DATA(table)
             if array.ndim != 1 or array.shape[0] != ncomp[kernel.npits][s] * 6:
                 raise ValueError(f"the tier of {s} seeds holds {array.size} records, not "
                                  f"{ncomp[kernel.npits][s] * 6}")
@@ -510,8 +529,8 @@ cdef class ScoreTierOf:
         return PyCapsule_New(&self.api, SOWSOLVE_SCORE_TIER_CAPSULE, NULL)
 
     def moves(self, int64_t index):
-        """[(same-tier index, None, None) or (None, value for P, remoteness)] of a position's
-        moves, in pit order: what the solver reads (for the self-check)."""
+        """[(same-tier index, None, None) or (None, value for P, remoteness in plies, 65535 for
+        no end)] of a position's moves, in pit order: what the solver reads (self-check)."""
         cdef int64_t child[MAXP]
         cdef int16_t value[MAXP]
         cdef uint16_t rem[MAXP]
@@ -522,6 +541,9 @@ cdef class ScoreTierOf:
             raise RuntimeError("a capture leads to a record that is not solved")
         if n == SCORE_ERR_BEYOND:
             raise RuntimeError("a capture leads to a record whose margin exceeds the seeds left")
+        if n == SCORE_ERR_LONG:
+            raise RuntimeError("a capture leads to a record whose remoteness its tier's long "
+                               "table lacks")
         return [(int(child[j]), None, None) if child[j] != SCORE_EXIT
                 else (None, int(value[j]), int(rem[j])) for j in range(n)]
 

@@ -1,4 +1,4 @@
-"""The `sowsolve` command suite (Typer): solve, query, export, info, tables, perft, check."""
+"""The `sowsolve` command suite (Typer): solve, query, export, info, tables, perft, check, prove."""
 from __future__ import annotations
 
 import json
@@ -20,7 +20,7 @@ from ..solver.errors import BadMove, BadParameters, BadPosition
 from ..solver.games import GAMES, make_game
 from ..solver.tiers import default_threads
 from ..solver.search import DEFAULT_MAX_POSITIONS
-from ..solver import estimate as estimates
+from ..solver import estimate as estimates, proof as proofs
 from ..tables.format import ForeignTable, TableError, TableMismatch, TableMissing
 from ..tables.layout import layout_of
 from ..tables.store import TableWriter, check_same_table, open_table
@@ -68,7 +68,8 @@ app = typer.Typer(cls=OneSentenceGroup, add_completion=True, no_args_is_help=Tru
 #: whole-number options read strictly (cli/options.py: no '4.0', '2_2' or other scripts' digits)
 WHOLE = {"parser": whole_number, "metavar": "INTEGER"}
 
-USAGE_ERRORS = (BadParameters, BadPosition, BadMove, TableMissing, TableMismatch, ForeignTable)
+USAGE_ERRORS = (BadParameters, BadPosition, BadMove, TableMissing, TableMismatch, ForeignTable,
+                proofs.BadProof)
 RUNTIME_ERRORS = (TableError, RuntimeError, MemoryError)
 MAX_THREADS = 1024
 MAX_SEARCH = 1 << 40            # --max-positions: far beyond any machine's memory, within int64
@@ -520,6 +521,8 @@ def check(
     full: bool = typer.Option(False, "--full", help="With a table: verify every position, not a "
                               "sample."),
     seed: int = typer.Option(0, "--seed", **WHOLE, help="Seed of the sampling."),
+    proof: Optional[str] = typer.Option(None, "--proof", help="Verify this proof file (from "
+                                        "`sowsolve prove --proof`) with the reference rules."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):
     """Self-check: a game against its rules (the checks its solver declares: the kernel's moves
@@ -532,8 +535,18 @@ def check(
       sowsolve check diffusion --cols 4 --stones 2
       sowsolve check diffusion --cols 4 --stones 2 --stored
       sowsolve check --table T.sqlite --full
+      sowsolve check --proof 3x4.proof
     """
     with clear_errors():
+        if proof is not None:
+            if table is not None or stored or game is not None or full:
+                raise BadParameters("--proof verifies a proof file on its own: give no GAME, "
+                                    "table or --full with it")
+            report = proofs.verify_file(proof, tier_bar)
+            show(report, as_json, render.proof_check_text)
+            if report["failures"]:
+                raise typer.Exit(1)
+            return
         if not 1 <= samples <= MAX_SEARCH:
             raise BadParameters(f"--samples must be from 1 to {MAX_SEARCH:,}, not {str(samples)[:20]}")
         if table is None and not stored and game is None:
@@ -554,6 +567,82 @@ def check(
         show(report, as_json, render.check_text)
     if report["failures"]:
         raise typer.Exit(1)
+
+
+MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_memory(text: str) -> int:
+    """'512M', '8G', '1.5G' or a number of bytes (units of 1024)."""
+    import re
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text or "", re.I)
+    if not found:
+        raise BadParameters(f"--memory must be a size such as 512M or 8G, not {text[:20]!r}")
+    size = int(float(found[1]) * MEMORY_UNITS[found[2].upper()])
+    if size > 1 << 44:
+        raise BadParameters(f"--memory {text[:20]} is more than any machine here has")
+    return size
+
+
+@app.command(short_help="Prove who wins a position, without solving every position.")
+@board_options
+def prove(
+    game: str = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game),
+    board: dict = BOARD,
+    position: Optional[str] = typer.Option(None, "--position", help="Position to prove; left out, "
+                                           "the start."),
+    memory: str = typer.Option("1G", "--memory", help="Memory of the search's table (512M, 8G, ...); "
+                               "when full, the entries with the least work below them go."),
+    proof: Optional[str] = typer.Option(None, "--proof", help="Write the proof to this file "
+                                        "(`sowsolve check --proof FILE` verifies it)."),
+    checkpoint: Optional[str] = typer.Option(None, "--checkpoint", help="Save the search to this "
+                                             "file every 2 minutes and when stopped; a run started "
+                                             "with it goes on from it."),
+    max_nodes: Optional[int] = typer.Option(None, "--max-nodes", **WHOLE, help="Give up after "
+                                            "expanding this many positions (exit 1)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+):
+    """Prove the value (win or loss for the side to move) of a position by df-pn proof-number
+    search, in bounded memory: a proof needs one winning move at each of the winner's turns and
+    every move at the loser's, not every position. Win/loss games solved by search (Overflow).
+    Remoteness is no part of a proof.
+
+    \b
+    Examples:
+      sowsolve prove overflow --size 4x4
+      sowsolve prove overflow --size 3x4 --proof 3x4.proof
+      sowsolve check --proof 3x4.proof
+    """
+    with clear_errors():
+        size = parse_memory(memory)
+        if max_nodes is not None and not 1 <= max_nodes <= MAX_SEARCH:
+            raise BadParameters(f"--max-nodes must be from 1 to {MAX_SEARCH:,}, not {str(max_nodes)[:20]}")
+        g = make_game(game, **board)
+        if not g.solver.proves:
+            raise BadParameters(f"{g.describe()} is solved whole by `sowsolve solve`; the proof "
+                                f"search is for games solved by search (Overflow)")
+        pos = g.initial() if position is None else locate.parse_for_game(g, position)
+        for output, option in ((proof, "--proof"), (checkpoint, "--checkpoint")):
+            if output is not None:
+                proofs.check_output(output, option)
+        if proof is not None and checkpoint is not None and os.path.abspath(proof) == os.path.abspath(checkpoint):
+            raise BadParameters("--proof and --checkpoint name the same file")
+        result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint)
+        if result is None:
+            fail(f"not proved within the budget: {prover.nodes:,} positions expanded "
+                 f"(--max-nodes {max_nodes})", 1)
+        report = {"game": g.name, "description": g.describe(), "parameters": g.parameters(),
+                  "position": g.format_position(pos), "value": result.value,
+                  "winning_moves": result.winning_moves, "moves": result.moves,
+                  "nodes": result.nodes, "seconds": result.seconds,
+                  "table_entries": result.table_entries, "table_bytes": result.table_bytes,
+                  "entries_replaced": result.replaced,
+                  "note": "remoteness is no part of a proof: the moves proved win, not necessarily fastest"}
+        if proof is not None:
+            choices = proofs.extract(prover, g.key(pos)[1], result.value)
+            report["proof"] = {"file": proof, "winner_positions": len(choices),
+                               "bytes": proofs.write_proof(proof, g, pos, result.value, choices)}
+        show(report, as_json, render.prove_text)
 
 
 def main() -> None:

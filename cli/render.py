@@ -171,6 +171,32 @@ def check_text(r: dict) -> str:
     return "\n".join([head, f"{r['failure_count']} FAILURES:"] + [f"  {f}" for f in r["failures"]])
 
 
+def prove_text(r: dict) -> str:
+    lines = [f"game       {r['description']}", f"position   {r['position']}"]
+    if r["value"] == "win":
+        lines.append(f"value      win for the side to move: {plural(len(r['winning_moves']), 'move', 'moves')} "
+                     f"of {r['moves']} proved winning: {' '.join(r['winning_moves'])}")
+    else:
+        lines.append(f"value      loss for the side to move: every one of its {r['moves']} moves loses")
+    lines.append(f"search     {r['nodes']:,} positions expanded in {r['seconds']:.1f} s, a table of "
+                 f"{r['table_entries']:,} entries ({size_short(r['table_bytes'])}, "
+                 f"{r['entries_replaced']:,} replaced)")
+    if "proof" in r:
+        lines.append(f"proof      {r['proof']['file']}: {r['proof']['winner_positions']:,} positions of "
+                     f"the winner's, {size_short(r['proof']['bytes'])}")
+    lines.append(f"note       {r['note']}")
+    return "\n".join(lines)
+
+
+def proof_check_text(r: dict) -> str:
+    head = (f"checked the proof {r['file']}: {r.get('position', '?')} is a "
+            f"{r.get('value', '?')} for the side to move")
+    if not r["failures"]:
+        return (f"{head}; {plural(r['positions_verified'], 'position', 'positions')} replayed with "
+                f"the reference rules\nOK")
+    return "\n".join([f"checked the proof {r['file']}", "FAILED: " + r["failures"][0]])
+
+
 def tables_text(r: dict) -> str:
     entries = r["tables"]
     if not entries:

@@ -168,8 +168,9 @@ class Game(ABC):
     def score_tier(self, tier: int, lower: dict):
         """Score games: one tier for cext/scoresolve.pyx's solve_tier -- an object whose
         `capsule()` is a ScoreTier of sowsolve_kernel.h (moves and un-moves in the kernel, the
-        values of captures read from `lower`, tier -> solved records), and whose `moves(index)`
-        and `unmoves(index)` show the same to the self-check."""
+        values of captures read from `lower`, tier -> solved tier as its value kind's
+        `tier_data` gives it: a MarginTier of records and long table), and whose
+        `moves(index)` and `unmoves(index)` show the same to the self-check."""
         raise NotImplementedError
 
     def check_position(self, position) -> None:

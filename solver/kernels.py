@@ -201,13 +201,15 @@ def verify_keys(capsule, keys: np.ndarray, records: np.ndarray, check: np.ndarra
 
 
 def solve_graph(graph: dict):
-    """Records of a score tier from an explicit move graph (cext/scoresolve.pyx): the reference
-    the self-check compares solve_score_tier with on small tiers."""
+    """(records, long table, final positions, endless ones) of a score tier from an explicit move
+    graph (cext/scoresolve.pyx): the reference the self-check compares solve_score_tier with on
+    small tiers."""
     return run_stoppable(lambda words: _scoresolve.solve_graph(graph, words), len(graph["side"]))
 
 
 def solve_score_tier(tier, threads: int = 1):
-    """(records, final positions, endless ones) of a score tier from its moves and un-moves
+    """(records, long table, final positions, endless ones) of a score tier from its moves and
+    un-moves
     (cext/scoresolve.pyx solve_tier, on `threads` threads)."""
     return run_stoppable(lambda words: _scoresolve.solve_tier(tier, threads, words), tier.size)
 

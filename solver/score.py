@@ -23,16 +23,16 @@ class ScoreTierWorker:
         self.game = game
         self.threads = default_threads() if threads is None else threads
 
-    def __call__(self, tier: int, window: dict[int, np.ndarray], calls: TierProgress) -> np.ndarray:
+    def __call__(self, tier: int, window: dict, calls: TierProgress):
         try:
-            records, _finals, _endless = solve_score_tier(self.game.score_tier(tier, window),
-                                                          self.threads)
+            records, long, _finals, _endless = solve_score_tier(
+                self.game.score_tier(tier, window), self.threads)
         except RecordLimit as exc:
             stones = self.game.tier_stones(tier)
             raise RecordLimit(f"{self.game.tier_name(tier)}: {exc}; the tiers solved before it are "
                               f"kept, and an endgame table of at most {stones - 1} stones "
                               f"(--max-stones {stones - 1}) stops before it") from None
-        return records
+        return self.game.value_kind.tier_data(records, long)
 
 
 def solve_score_tiers(game: Game, store: TierStore, progress: Progress = no_progress,

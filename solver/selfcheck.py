@@ -28,6 +28,7 @@ import numpy as np
 
 from .contract import Game
 from .tiers import TierManager
+from .values import REM_LONG, Margin, widen
 
 class Report:
     """Counts and failures of a self-check."""
@@ -140,10 +141,8 @@ def check_score_tier(game: Game, samples: int, rng: random.Random, report: Repor
     kind = game.value_kind
     for tier, indices in sampled_indices(game, samples, rng):
         noise = np.random.default_rng(rng.randrange(1 << 32))
-        lower = {}
-        for dep in game.tier_dependencies(tier):
-            bound = game.tier_stones(dep)
-            lower[dep] = kind.encode(noise.integers(-bound, bound + 1, size=game.tier_size(dep)), 1)
+        lower = {dep: _random_tier(kind, game.tier_stones(dep), game.tier_size(dep), noise)
+                 for dep in game.tier_dependencies(tier)}
         view = game.score_tier(tier, lower)
         for index in indices:
             position = game.stored_positions(tier, index, index + 1)[0]
@@ -154,7 +153,7 @@ def check_score_tier(game: Game, samples: int, rng: random.Random, report: Repor
             if len(kernel) != len(moves):
                 report.fail(position, "the solver's kernel gives it another number of moves")
                 continue
-            for (target, value, _), move in zip(kernel, moves):
+            for (target, value, remoteness), move in zip(kernel, moves):
                 child = game.play(position, move)
                 child_tier, child_index = game.locate(child)
                 if child_tier == tier:
@@ -166,9 +165,12 @@ def check_score_tier(game: Game, samples: int, rng: random.Random, report: Repor
                                               f"is missing from the un-moves of "
                                               f"{game.format_position(child)}")
                     continue
-                worth = kind.decode(int(lower[child_tier][child_index])).for_mover(
-                    game.move_gain(position, move)).value
-                if target is not None or value != (worth if first else -worth):
+                low = lower[child_tier]
+                worth = kind.decode(int(widen(low.records[child_index:child_index + 1], low.long,
+                                              child_index)[0]))
+                plies = SCORE_NO_END if worth.remoteness is None else worth.remoteness
+                worth = worth.for_mover(game.move_gain(position, move)).value
+                if target is not None or value != (worth if first else -worth) or remoteness != plies:
                     report.fail(position, f"the solver's kernel values the capture "
                                           f"{game.format_move(move)} wrongly")
             parents = view.unmoves(index)
@@ -180,15 +182,15 @@ def check_score_tier(game: Game, samples: int, rng: random.Random, report: Repor
                     report.fail(position, f"un-move from {game.format_position(before)} does not "
                                           f"replay to it as often as the kernel lists it")
         if game.tier_size(tier) <= SOLVER_CHECK_LIMIT:
-            records, _, _ = solve_score_tier(view, 2)
+            records, long, _, _ = solve_score_tier(view, 2)
             first = game.stored_positions(tier, 0, 1)[0]
             try:
-                reference = solve_graph(_explicit_graph(game, tier, view))[0]
+                reference, reference_long, _, _ = solve_graph(_explicit_graph(game, tier, view))
             except (ValueError, RuntimeError) as refused:
                 report.fail(first, f"its tier ({game.tier_name(tier)}): the reference solver "
                                    f"refuses the moves the kernel gives ({refused})")
                 continue
-            if not np.array_equal(records, reference):
+            if not (np.array_equal(records, reference) and np.array_equal(long, reference_long)):
                 report.fail(first, f"its tier ({game.tier_name(tier)}): the solver kernel and the "
                                    f"reference solver give different records")
             report.count("tiers_solved_twice")
@@ -196,6 +198,25 @@ def check_score_tier(game: Game, samples: int, rng: random.Random, report: Repor
 
 #: tiers up to this size are also solved by the reference solver (its graph is built in Python)
 SOLVER_CHECK_LIMIT = 20_000
+#: the remoteness a score tier's moves give a capture into a record of play that never ends
+SCORE_NO_END = 0xFFFF
+
+
+def _random_tier(kind, bound: int, size: int, noise: np.random.Generator):
+    """A solved-looking lower tier: random margins within `bound`, remoteness 1, a few
+    positions with a remoteness past the record's bits (in the long table) and a few with no
+    end, so that a capture read from the wrong record or the wrong long entry shows."""
+    margins = noise.integers(-bound, bound + 1, size=size)
+    records = kind.encode(margins, 1)
+    special = np.sort(noise.choice(size, size=min(size, 6), replace=False))
+    long = []
+    for k, at in enumerate(special.tolist()):
+        full = Margin(int(margins[at]), int(noise.integers(REM_LONG, REM_LONG + 200))
+                      if k % 2 else None).to_record()
+        records[at] = full & 0xFFFF
+        if full >> 16:
+            long.append((at << 16) | (full >> 16))
+    return kind.tier_data(records, np.array(long, dtype=np.uint64))
 
 
 def _explicit_graph(game: Game, tier: int, view) -> dict:

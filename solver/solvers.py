@@ -85,6 +85,9 @@ class Solver:
     kernel_needs: tuple[str, ...] = ("capsule",)
     #: the self-check of a game: functions of solver/selfcheck.py, run in order
     checks: tuple[Callable, ...] = ()
+    #: whether `sowsolve prove` can prove positions of its games (solver/proof.py: a df-pn
+    #: search over the kernel's packed positions, win/loss without draws)
+    proves = False
 
     @property
     def resumable(self) -> bool:
@@ -195,7 +198,7 @@ class Retrograde(TierSolver):
 class ScoreTiers(TierSolver):
     """Score games whose tiers hold cycles (cext/scoresolve.pyx): margins by threshold
     attractors over each tier, on moves and un-moves the game's kernel generates (no move
-    graph is kept: 4 bytes per position of the tier), on every thread."""
+    graph is kept: 5 bytes per position of the tier), on every thread."""
     name = "score-tiers"
     indexing = DENSE
     value_kind = MARGIN
@@ -224,6 +227,7 @@ class Search(Solver):
     #: check); keyable: whether the board's positions pack into a key at all
     kernel_needs = ("capsule", "children", "keyable")
     checks = (selfcheck.check_walks,)
+    proves = True
 
     def prepare(self, game):
         super().prepare(game)

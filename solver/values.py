@@ -9,7 +9,9 @@ and the words a value is shown in -- and never branches on which kind it has.
 
 - WIN_LOSS: outcome (loss, draw, win) and remoteness, plies to the end with best play.
 - MARGIN: the seeds the side to move gains from here on minus the opponent's, and the plies to
-  the end (None where the value comes from play that never ends).
+  the end (None where the value comes from play that never ends).  A remoteness past the 9 bits
+  of the record is "long": the tier's long table holds it (`MarginTier`); a record read through
+  a table carries those plies in bits 16 and up (a *full* record, `widen`), so one int says all.
 """
 from __future__ import annotations
 
@@ -31,6 +33,12 @@ _BIAS = MARGIN_LAYOUT["bias"]
 _REM_SHIFT = MARGIN_LAYOUT["rem_shift"]
 _VALUE_MASK = MARGIN_LAYOUT["value_mask"]
 REM_ENDLESS = MARGIN_LAYOUT["endless"]
+REM_LONG = MARGIN_LAYOUT["long"]
+_LONG_SHIFT = MARGIN_LAYOUT["long_shift"]
+_FIELD_MASK = (1 << (16 - _REM_SHIFT)) - 1
+MAX_MARGIN_REMOTENESS = MARGIN_LAYOUT["max_remoteness"]
+#: a tier without long entries
+NO_LONG = np.zeros(0, dtype=np.uint64)
 
 
 def plies(n: int) -> str:
@@ -75,13 +83,25 @@ class Margin(NamedTuple):
 
     @classmethod
     def from_record(cls, record: int) -> "Margin":
+        """From a full record (a 16-bit one whose remoteness fits it, or one widened by `widen`)."""
         if record == 0:
             raise ValueError("the record holds no value (position not solved)")
-        rem = record >> _REM_SHIFT
-        return cls((record & _VALUE_MASK) - _BIAS, None if rem == REM_ENDLESS else rem)
+        field = (record >> _REM_SHIFT) & _FIELD_MASK
+        if field == REM_LONG:
+            rem = record >> 16
+            if rem < REM_LONG:
+                raise ValueError("the record's remoteness is in its tier's long table")
+        elif record >> 16:
+            raise ValueError("the record is not a margin record")
+        else:
+            rem = None if field == REM_ENDLESS else field
+        return cls((record & _VALUE_MASK) - _BIAS, rem)
 
     def to_record(self) -> int:
+        """The full record (bits 16 and up hold a long remoteness)."""
         rem = REM_ENDLESS if self.remoteness is None else self.remoteness
+        if rem != REM_ENDLESS and rem >= REM_LONG:
+            return (rem << 16) | (REM_LONG << _REM_SHIFT) | (self.margin + _BIAS)
         return (rem << _REM_SHIFT) | (self.margin + _BIAS)
 
     @property
@@ -101,6 +121,53 @@ class Margin(NamedTuple):
 ChildRecord = Callable[[object], int]
 
 
+class MarginTier(NamedTuple):
+    """A solved margin tier as the score solver makes it and its kernels read it: the 16-bit
+    records and the long table (uint64 entries index << 16 | plies, sorted by index) of the
+    records whose remoteness is "long"."""
+    records: np.ndarray
+    long: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.records.size)
+
+
+def widen(records: np.ndarray, long: np.ndarray, first: int = 0) -> np.ndarray:
+    """Full records of `records` (indices first, first+1, ... of their tier): a record whose
+    remoteness is long gets its plies from the long table in bits 16 and up (uint32).  Records
+    with no long entry among them come back as they are."""
+    if not long.size:
+        return records
+    at = (long >> np.uint64(_LONG_SHIFT)).astype(np.int64)
+    lo, hi = np.searchsorted(at, [first, first + records.size])
+    if lo == hi:
+        return records
+    full = records.astype(np.uint32)
+    full[at[lo:hi] - first] |= (long[lo:hi] & np.uint64(0xFFFF)).astype(np.uint32) << np.uint32(16)
+    return full
+
+
+def long_table_problem(long: np.ndarray, size: int) -> str | None:
+    """What is wrong with a tier's long table read from a file (None: nothing), before any
+    kernel sees it: entries strictly increasing, indices inside the tier, plies from REM_LONG
+    to MAX_MARGIN_REMOTENESS.  Whether each entry meets a record saying "long" is checked per
+    block (MarginKind.invalid on widened records)."""
+    if long.ndim != 1 or long.dtype != np.uint64:
+        return "it is not an array of entries"
+    if not long.size:
+        return None
+    at = long >> np.uint64(_LONG_SHIFT)
+    plies = long & np.uint64(0xFFFF)
+    if long.size > 1 and not bool(np.all(at[1:] > at[:-1])):
+        return "its positions are not strictly increasing"
+    if int(at[-1]) >= size:
+        return "it names a position outside the tier"
+    if int(plies.min()) < REM_LONG or int(plies.max()) > MAX_MARGIN_REMOTENESS:
+        return f"it holds a remoteness outside {REM_LONG}..{MAX_MARGIN_REMOTENESS} plies"
+    return None
+
+
 class ValueKind:
     """What records of one kind mean.  Subclasses fill every method below (a kind may offer
     more, as MARGIN's `encode`); the rest of sowsolve holds a kind as an object and asks it."""
@@ -116,6 +183,13 @@ class ValueKind:
     def decode(self, record: int):
         """The value object of one record; ValueError for an unsolved record."""
         return self.value_type.from_record(int(record))
+
+    #: whether a tier of this kind may keep a long table beside its records (MarginTier)
+    has_long = False
+
+    def tier_data(self, records: np.ndarray, long: np.ndarray):
+        """A solved tier as the kernels read it (the tier manager's window): its records."""
+        return records
 
     def summarize(self, records: np.ndarray) -> dict:
         """Counts of one tier's records, as the table's tier summary stores them."""
@@ -203,56 +277,78 @@ SUMMARY_SLICE = 1 << 22
 
 class MarginKind(ValueKind):
     name = "margin"
-    max_remoteness = REM_ENDLESS - 1
+    max_remoteness = MAX_MARGIN_REMOTENESS
     #: a margin is at most the seeds on the board
     max_tier_stones = _VALUE_MASK - _BIAS
     value_type = Margin
+    has_long = True
 
-    def _split(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return (records & _VALUE_MASK).astype(np.int16) - _BIAS, records >> _REM_SHIFT
+    @staticmethod
+    def _split(records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Margins, remoteness (-1: no end, or a long one missing) and the 9-bit remoteness
+        fields of full records."""
+        field = (records >> _REM_SHIFT) & _FIELD_MASK
+        rems = np.where(field == REM_LONG, records >> 16, field).astype(np.int32)
+        rems[(field == REM_ENDLESS) | ((field == REM_LONG) & (rems < REM_LONG))] = -1
+        return (records & _VALUE_MASK).astype(np.int16) - _BIAS, rems, field
 
     def encode(self, margins: np.ndarray, remoteness: int) -> np.ndarray:
-        """Records of margins with one remoteness (the score solver's check fills lower tiers
-        with them)."""
+        """Records of margins with one remoteness that fits the record (the score solver's
+        check fills lower tiers with them)."""
         return ((np.asarray(margins) + _BIAS) | (remoteness << _REM_SHIFT)).astype(np.uint16)
 
-    def summarize(self, records: np.ndarray) -> dict:
-        """Counts of a tier (wins/losses/draws are margins >0 / <0 / =0), a slice at a time:
-        a tier can hold billions of records, and whole-tier temporaries would take several
-        times its memory."""
-        counts = dict.fromkeys(("wins", "losses", "draws", "unsolved", "endless", "final"), 0)
+    def tier_data(self, records: np.ndarray, long: np.ndarray) -> MarginTier:
+        """A solved tier as the kernels read it (the window of the tier manager)."""
+        return MarginTier(records, long)
+
+    def summarize(self, records) -> dict:
+        """Counts of a tier (wins/losses/draws are margins >0 / <0 / =0; `long`: remoteness
+        in the long table), of its full records or of a MarginTier, a slice at a time: a tier
+        can hold billions of records, and whole-tier temporaries would take several times its
+        memory."""
+        long = records.long if isinstance(records, MarginTier) else NO_LONG
+        records = records.records if isinstance(records, MarginTier) else records
+        counts = dict.fromkeys(("wins", "losses", "draws", "unsolved", "endless", "final", "long"), 0)
         longest, index = 0, -1
         for start in range(0, records.size, SUMMARY_SLICE):
-            chunk = records[start:start + SUMMARY_SLICE]
-            margins, rems = self._split(chunk)
-            solved = chunk != 0
+            chunk = widen(records[start:start + SUMMARY_SLICE], long, start)
+            margins, rems, field = self._split(chunk)
+            missing = (field == REM_LONG) & (rems < 0)      # "long" without its plies
+            solved = (chunk != 0) & ~missing
             wins = solved & (margins > 0)
             counts["wins"] += int(wins.sum())
             counts["losses"] += int((solved & (margins < 0)).sum())
             counts["draws"] += int((solved & (margins == 0)).sum())
             counts["unsolved"] += int((~solved).sum())
-            counts["endless"] += int((solved & (rems == REM_ENDLESS)).sum())
+            counts["endless"] += int((solved & (field == REM_ENDLESS)).sum())
             counts["final"] += int((solved & (rems == 0)).sum())
-            finite_wins = wins & (rems != REM_ENDLESS)
+            counts["long"] += int((solved & (field == REM_LONG)).sum())
+            finite_wins = wins & (rems >= 0)
             if finite_wins.any():
-                at = int(np.argmax(np.where(finite_wins, rems.astype(np.int32), -1)))
+                at = int(np.argmax(np.where(finite_wins, rems, -1)))
                 if int(rems[at]) > longest or index < 0:
                     longest, index = int(rems[at]), start + at
         return {"positions": int(records.size), "wins": counts["wins"], "losses": counts["losses"],
                 "draws": counts["draws"], "unsolved": counts["unsolved"], "longest_win": longest,
-                "longest_win_index": index, "endless": counts["endless"], "final": counts["final"]}
+                "longest_win_index": index, "endless": counts["endless"], "final": counts["final"],
+                "long": counts["long"]}
 
     def invalid(self, game, tier: int, records: np.ndarray) -> np.ndarray:
+        """Of full records: unsolved ones, margins beyond the tier's seeds, and a remoteness
+        field and a long table that disagree (a "long" record without plies, plies on another)."""
         bad = np.empty(records.size, dtype=bool)
         for start in range(0, records.size, SUMMARY_SLICE):
-            margins, _ = self._split(records[start:start + SUMMARY_SLICE])
-            bad[start:start + SUMMARY_SLICE] = (records[start:start + SUMMARY_SLICE] == 0) | \
-                (np.abs(margins) > game.tier_stones(tier))
+            chunk = records[start:start + SUMMARY_SLICE]
+            margins, rems, field = self._split(chunk)
+            plies = chunk >> 16
+            bad[start:start + SUMMARY_SLICE] = (chunk == 0) | (np.abs(margins) > game.tier_stones(tier)) \
+                | ((field == REM_LONG) & (plies < REM_LONG)) | ((field != REM_LONG) & (plies != 0))
         return bad
 
     def columns(self, records: np.ndarray) -> tuple[list, list]:
-        margins, rems = self._split(records)
-        return margins.tolist(), [None if r == REM_ENDLESS else r for r in rems.tolist()]
+        """Of full records."""
+        margins, rems, _ = self._split(records)
+        return margins.tolist(), [None if r < 0 else r for r in rems.tolist()]
 
     def expected(self, game, position, child_record: ChildRecord) -> Margin:
         """The margin and remoteness a score position must have given its children's records.

@@ -11,6 +11,9 @@ One SQLite file (rollback journal, never WAL) holding exactly one table, the sql
   block/<t>/<b>     one block of records of tier t: a header then a zstd frame
   keys/<t>/<b>      keyed tables only (games solved by search): the sorted canonical packed
                     positions whose records are in block/<t>/<b>, delta-coded the same way
+  long/<t>          margin tables, where the tier's summary counts `long` > 0: the tier's long
+                    table (uint64 entries index << 16 | plies of the records whose remoteness
+                    passes their 9 bits, sorted), stored as a key block is
 
 A block holds up to `block_records` 16-bit records (solver/values.py) of consecutive indices,
 stored as two byte planes (low bytes, then high bytes), which compress better than the
@@ -26,6 +29,7 @@ but sits in the wrong place fails too:
   block/<t>/<b>     both CRC-32s seeded with the identity (and the tier and block in the header)
   keys/<t>/<b>      seeded with the identity and the tier's list of first keys, so that the
                     block index in the summary cannot change without every key block failing
+  long/<t>          seeded with the identity and the tier
 
 Version 1 had no checksums on metadata and summaries; its tables are refused (rebuild them with
 `sowsolve solve ... --force`).  Nothing is ever unpickled: the codecs below accept bytes and
@@ -51,6 +55,7 @@ TABLE_NAME = "sowsolve"
 BLOCK_RECORDS = 1 << 16
 BLOCK_MAGIC = b"SWB2"
 KEYS_MAGIC = b"SWK2"
+LONG_MAGIC = b"SWL2"
 BLOCK_HEADER = struct.Struct("<4sHIIII")  # magic, tier, block, records, crc32 records, crc32 stored
 ZSTD_LEVEL = 9
 MAX_META_BYTES = 1 << 20
@@ -134,6 +139,10 @@ def tier_key(tier: int) -> str:
     return f"tier/{tier}"
 
 
+def long_key(tier: int) -> str:
+    return f"long/{tier}"
+
+
 def dump_json(obj) -> bytes:
     """Canonical JSON: what checksums are computed over."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
@@ -160,6 +169,10 @@ def identity(game: str, parameters: dict) -> bytes:
 
 def summary_context(ident: bytes, tier: int) -> bytes:
     return ident + b"/tier/%d" % tier
+
+
+def long_context(ident: bytes, tier: int) -> bytes:
+    return summary_context(ident, tier) + b"/long"
 
 
 def keys_context(ident: bytes, tier: int, first_keys: list[int]) -> bytes:
@@ -205,11 +218,13 @@ def stored_size_bound(expected: int, keys: bool = False) -> int:
     return BLOCK_HEADER.size + bound + 64
 
 
-def encode_block(tier: int, block: int, array: np.ndarray, context: bytes) -> bytes:
-    """A block of records (uint16) or of sorted keys (uint64, stored as deltas); `context`
-    (identity, and for keys the tier's first keys) seeds both checksums."""
+def encode_block(tier: int, block: int, array: np.ndarray, context: bytes,
+                 magic: bytes = KEYS_MAGIC) -> bytes:
+    """A block of records (uint16) or of sorted keys (uint64, stored as deltas, under `magic`:
+    a long table's is LONG_MAGIC); `context` (identity, and for keys the tier's first keys)
+    seeds both checksums."""
     if array.dtype == np.uint64:
-        magic, raw = KEYS_MAGIC, np.ascontiguousarray(array, dtype="<u8")
+        raw = np.ascontiguousarray(array, dtype="<u8")
         words = np.diff(raw, prepend=np.uint64(0)).astype("<u8")
     else:
         magic, raw = BLOCK_MAGIC, np.ascontiguousarray(array, dtype="<u2")
@@ -257,11 +272,12 @@ def bounded_decompress(payload: bytes, size: int, where: str) -> bytes:
 
 
 def decode_block(data: bytes, tier: int, block: int, expected: int, keys: bool = False,
-                 context: bytes = b"") -> np.ndarray:
-    """Records (or keys) of a stored block, every check passed; CorruptTable otherwise."""
-    what = "keys" if keys else "block"
-    where = f"{what} {block} of tier {tier}"
-    magic_expected, dtype = (KEYS_MAGIC, "<u8") if keys else (BLOCK_MAGIC, "<u2")
+                 context: bytes = b"", magic: bytes = KEYS_MAGIC) -> np.ndarray:
+    """Records (or keys, stored under `magic`) of a stored block, every check passed;
+    CorruptTable otherwise."""
+    what = ("keys" if magic == KEYS_MAGIC else "long table") if keys else "block"
+    where = f"{what} {block} of tier {tier}" if what != "long table" else f"the long table of tier {tier}"
+    magic_expected, dtype = (magic, "<u8") if keys else (BLOCK_MAGIC, "<u2")
     width = np.dtype(dtype).itemsize
     if len(data) < BLOCK_HEADER.size:
         raise CorruptTable(f"{where} is truncated ({len(data)} bytes)")
@@ -361,7 +377,8 @@ def check_summary_fields(info: dict, label: str, positions: int, max_remoteness:
               "longest_win_index": lambda v: -1 <= v < positions,
               "stored_bytes": lambda v: 0 <= v < 1 << 48}
     optional = {"seconds": lambda v: _is_number(v) and v >= 0, "endless": lambda v: _is_int(v) and 0 <= v <= positions,
-                "final": lambda v: _is_int(v) and 0 <= v <= positions}
+                "final": lambda v: _is_int(v) and 0 <= v <= positions,
+                "long": lambda v: _is_int(v) and 0 <= v <= positions}
     for key, check in fields.items():
         value = info.get(key)
         if not _is_int(value) or not check(value):

@@ -44,8 +44,9 @@ from .format import (BLOCK_RECORDS, FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES,
                      TableClosed, TableError, TableIOError, TableMismatch, TableMissing,
                      UnfinishedTable, block_key, check_meta_fields, check_summary_fields,
                      decode_block, decode_value, encode_block, encode_value, identity, keys_context,
-                     keys_key, load_json, open_json, seal_json, stored_size_bound, summary_context,
-                     tier_key)
+                     keys_key, load_json, long_context, long_key, open_json, seal_json,
+                     stored_size_bound, summary_context, tier_key, KEYS_MAGIC, LONG_MAGIC)
+from ..solver.values import NO_LONG, long_table_problem, widen
 
 __all__ = ["Table", "TableWriter", "open_table", "TableBusy"]
 
@@ -344,6 +345,7 @@ class _TableFile:
         self.block_records = meta["block_records"]
         self._solved = set(meta["solved_tiers"])
         self._summaries: dict[int, dict] = {}
+        self._longs: dict[int, np.ndarray] = {}
         self._check_entries()
 
     def _check_entries(self) -> None:
@@ -398,8 +400,34 @@ class _TableFile:
         self._summaries[tier] = info
         return info
 
-    def _load_block(self, tier: int, block: int, keys: bool = False) -> np.ndarray:
-        """Records (or keys) of one block, every check passed."""
+    def _long_table(self, tier: int) -> np.ndarray:
+        """The long table of a solved tier (empty where its summary counts none), checked."""
+        table = self._longs.get(tier)
+        if table is not None:
+            return table
+        count = self.tier_info(tier).get("long", 0)
+        if not count or not self.game.value_kind.has_long:
+            table = NO_LONG
+        else:
+            where = f"the long table of tier {tier}"
+            data = self._get(long_key(tier), stored_size_bound(count, True))
+            if data is None:
+                raise CorruptTable(f"{self.path} is corrupt: it lacks {where}")
+            try:
+                table = decode_block(data, tier, 0, count, True, long_context(self.ident, tier),
+                                     LONG_MAGIC)
+            except CorruptTable as exc:
+                raise CorruptTable(f"{self.path} is corrupt: {exc}") from None
+            problem = long_table_problem(table, self.tier_size(tier))
+            if problem:
+                raise CorruptTable(f"{self.path} is corrupt: {where} is not valid ({problem})")
+        self._longs[tier] = table
+        return table
+
+    def _load_block(self, tier: int, block: int, keys: bool = False, full: bool = True) -> np.ndarray:
+        """Records (or keys) of one block, every check passed: full records (solver/values.py:
+        a long remoteness in bits 16 and up, uint32 where the block has one), or with
+        full=False the 16-bit records as stored."""
         if tier not in self._solved:
             raise UnfinishedTable(f"tier {tier} of {self.path} is not solved yet")
         if not 0 <= block < self.blocks_of(tier):
@@ -420,14 +448,25 @@ class _TableFile:
             if keys:
                 _check_keys(self.game, tier, block, array, first_keys)
             else:
-                _check_records(self.game, tier, block, array)
+                records = widen(array, self._long_table(tier), block * self.block_records)
+                _check_records(self.game, tier, block, records)
+                if full:
+                    array = records
         except CorruptTable as exc:
             raise CorruptTable(f"{self.path} is corrupt: {exc}") from None
         return array
 
-    def _tier_records(self, tier: int, keys: bool = False) -> np.ndarray:
-        parts = [self._load_block(tier, b, keys) for b in range(self.blocks_of(tier))]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64 if keys else np.uint16)
+    def _tier_records(self, tier: int, keys: bool = False, full: bool = True) -> np.ndarray:
+        parts = [self._load_block(tier, b, keys, full) for b in range(self.blocks_of(tier))]
+        if not parts:
+            return np.zeros(0, dtype=np.uint64 if keys else np.uint16)
+        return np.concatenate(parts)
+
+    def tier_data(self, tier: int):
+        """A solved tier as the kernels read it (its value kind's tier_data: the 16-bit records,
+        with a margin tier's long table), every check passed."""
+        records = self._tier_records(tier, full=False)
+        return self.game.value_kind.tier_data(records, self._long_table(tier))
 
 
 def _check_records(game: Game, tier: int, block: int, records: np.ndarray) -> None:
@@ -523,7 +562,7 @@ class Table(_TableFile):
             yield b * self.block_records, self._load_block(tier, b)
 
     def tier_records(self, tier: int) -> np.ndarray:
-        """All records of a tier (decompresses every block of it)."""
+        """All full records of a tier (decompresses every block of it)."""
         return self._tier_records(tier)
 
     def tier_keys(self, tier: int) -> np.ndarray:
@@ -877,12 +916,13 @@ class TableWriter(_TableFile):
     def finished_tiers(self) -> set[int]:
         return set(self.meta["solved_tiers"])
 
-    def load_tier(self, tier: int) -> np.ndarray:
-        return self._tier_records(tier)
+    def load_tier(self, tier: int):
+        return self.tier_data(tier)
 
-    def save_tier(self, tier: int, records: np.ndarray, summary: dict[str, Any],
+    def save_tier(self, tier: int, records, summary: dict[str, Any],
                   keys: np.ndarray | None = None) -> None:
-        """Store a solved tier (with its sorted keys in a keyed table) in one transaction."""
+        """Store a solved tier (records, or a value kind's tier data such as a MarginTier; with
+        its sorted keys in a keyed table) in one transaction."""
         before = copy.deepcopy(self.meta)
         try:
             self._save_tier(tier, records, summary, keys)
@@ -902,27 +942,36 @@ class TableWriter(_TableFile):
         self.meta = meta
         self._solved = set(meta["solved_tiers"])
         self._summaries.clear()
+        self._longs.clear()
         if self._db is not None:
             self._db.conn.rollback()
 
     def _save_tier(self, tier, records, summary, keys) -> None:
+        long = getattr(records, "long", NO_LONG)
+        records = getattr(records, "records", records)
         block_records = self.meta["block_records"]
         starts = range(0, records.size, block_records)
-        jobs = [(block_key(tier, b), b, records[s:s + block_records], self.ident)
+        jobs = [(block_key(tier, b), b, records[s:s + block_records], self.ident, None)
                 for b, s in enumerate(starts)]
+        if long.size:
+            jobs.append((long_key(tier), 0, long, long_context(self.ident, tier), LONG_MAGIC))
+        if summary.get("long", 0) != long.size:
+            raise RuntimeError(f"tier {tier}: {summary.get('long', 0)} records say their "
+                               f"remoteness is long, and the long table holds {long.size}")
         if keys is not None:
             first_keys = [int(keys[s]) for s in starts]
             summary = dict(summary, first_keys=first_keys)
             context = keys_context(self.ident, tier, first_keys)
-            jobs += [(keys_key(tier, b), b, keys[s:s + block_records], context)
+            jobs += [(keys_key(tier, b), b, keys[s:s + block_records], context, KEYS_MAGIC)
                      for b, s in enumerate(starts)]
             self.meta["tiers"] = sorted(set(self.meta["tiers"]) | {tier})
             self.meta["tier_sizes"][str(tier)] = int(records.size)
         stored = 0
         # zstd and numpy release the GIL: blocks compress on every core
         with ThreadPoolExecutor(max_workers=self.threads) as pool:
-            encoded = pool.map(lambda job: encode_block(tier, job[1], job[2], job[3]), jobs)
-            for (key, _, _, _), data in zip(jobs, encoded):
+            encoded = pool.map(lambda job: encode_block(tier, job[1], job[2], job[3],
+                                                        job[4] or KEYS_MAGIC), jobs)
+            for (key, *_), data in zip(jobs, encoded):
                 self._db[key] = data
                 stored += len(data)
         summary = dict(summary, stored_bytes=stored)
@@ -930,6 +979,7 @@ class TableWriter(_TableFile):
         self.meta["solved_tiers"] = sorted(set(self.meta["solved_tiers"]) | {tier})
         self._solved = set(self.meta["solved_tiers"])
         self._summaries.pop(tier, None)
+        self._longs.pop(tier, None)
         self._commit_meta()   # blocks, summary and the tier's mark land in one transaction
 
     def finish(self, extra: dict[str, Any]) -> None:

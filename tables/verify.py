@@ -34,8 +34,8 @@ def check_table(table: Table, samples: int, full: bool, seed: int) -> dict:
         blocks += table.blocks_of(tier) + table.layout.check_tier(table, tier, records, fail)
         stored = table.tier_info(tier)
         computed = game.value_kind.summarize(records)
-        for key in ("positions", "losses", "draws", "wins", "longest_win"):
-            if stored.get(key) != computed[key]:
+        for key in ("positions", "losses", "draws", "wins", "longest_win", "long"):
+            if key in computed and stored.get(key, 0 if key == "long" else None) != computed[key]:
                 fail(f"tier {tier}: the summary says {key} = {stored.get(key)}, the records "
                      f"give {computed[key]}")
         if computed["unsolved"]:

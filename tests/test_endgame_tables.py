@@ -125,25 +125,30 @@ def test_the_readme_endgame_figures_are_the_measured_ones():
         assert int(seconds) == round(run_["solve_seconds"])
         assert peak == f"{run_['peak_rss_kb'] * 1024 / 1e9:.1f} GB"
         assert table == size_text(run_["table_bytes"])
-    for cols, stones in ((4, 3), (6, 1)):
+    for cols, stones in ((4, 3), (4, 4), (4, 5), (6, 1)):
         run_ = next(r for r in runs if (r["cols"], r["stones"], r["max_stones"]) == (cols, stones, None))
         row = re.search(rf"^\| 2x{cols}, K={stones} \| ([\d,]+) \| [^|]+ \| ([^|]+) \|$", section, re.M)
         assert row, (cols, stones)
         assert int(row[1].replace(",", "")) == run_["positions"]
         assert row[2].strip() == size_text(run_["table_bytes"])
-    # 2x4 with 4 seeds per pit: the endgame table below the tier whose lines outgrow the record
-    run_ = next(r for r in runs if (r["cols"], r["stones"], r["max_stones"]) == (4, 4, 28))
-    found = re.search(r"at most 28 seeds, ([\d,]+) positions in (\d+) s, peak ([\d.]+ GB)",
-                      " ".join(section.split()))
-    assert found and int(found[1].replace(",", "")) == run_["positions"]
-    assert int(found[2]) == round(run_["solve_seconds"])
-    assert found[3] == f"{run_['peak_rss_kb'] * 1024 / 1e9:.1f} GB"
-    # and the whole board stops at the tier the README names, with the sentence it quotes
-    import pathlib
-    path = pathlib.Path(__file__).resolve().parent.parent / "bench/results/zigzag-scale.json"
-    stopped = next(r for r in json.loads(path.read_text())["runs"] if r["board"] == "4x4")
-    assert "29 seeds" in stopped["failed"] and "510 plies" in stopped["failed"]
-    assert "the tier of 29 seeds passes 510 plies" in " ".join(section.split())
+    # 2x4 with 4 and 5 seeds per pit: lines past the record's 9 bits, whole solves measured
+    flat = " ".join(section.split())
+    for stones, words in ((4, "with 4 seeds per pit"), (5, "with 5 seeds per pit")):
+        run_ = next(r for r in runs if (r["cols"], r["stones"], r["max_stones"]) == (4, stones, None))
+        found = re.search(rf"{words} ([\d,]+) positions in (\d+) s(?: \(\d+ min\))?, peak ([\d.]+ GB)", flat)
+        assert found and int(found[1].replace(",", "")) == run_["positions"], words
+        assert int(found[2]) == round(run_["solve_seconds"])
+        assert found[3] == f"{run_['peak_rss_kb'] * 1024 / 1e9:.1f} GB"
+        longest = re.search(rf"{words} is (\d+) plies" if stones == 4 else rf"{words} (\d+) \(", flat)
+        assert longest and int(longest[1]) == run_["longest_win"]["remoteness"] > 509, words
+    # the top tier of 2x4 with 5 seeds per pit and the positions below it, as the README says
+    game = make_game("zigzag", cols=4, stones=5)
+    top = max(game.tiers())
+    below = sum(game.tier_size(t) for t in game.tiers() if t != top)
+    found = re.search(r"the 2-byte records of all ([\d.]+) x 10\^9 positions below it are held "
+                      r"beside the 5 bytes of each of its own ([\d.]+) x 10\^8", flat)
+    assert found and float(found[1]) == round(below / 1e9, 1)
+    assert float(found[2]) == round(game.tier_size(top) / 1e8, 1)
     # the estimate's rate is the measured one of the largest endgame table, rounded
     largest = max((r for r in runs if r["max_stones"]), key=lambda r: r["positions"])
     rates = make_game("zigzag").rates

@@ -23,6 +23,7 @@ import pytest
 from conftest import solve_to
 from sowsolve.solver import kernels
 from sowsolve.solver.games import make_game
+from sowsolve.solver.values import NO_LONG, MarginTier
 from sowsolve.tables.store import open_table
 
 STARTUP_CPU = 1.5        # seconds of CPU time; importing and starting the CLI takes about 0.5
@@ -296,7 +297,8 @@ def test_the_search_and_the_score_kernels_stop_when_asked():
     zigzag = make_game("zigzag", cols=4, stones=1)
     with pytest.raises(KeyboardInterrupt):      # 38,610 positions: the loop looks at the flag
         bias = kernels.MARGIN_LAYOUT["bias"]         # margin 0, remoteness 0: solved records
-        tier = zigzag.score_tier(8 * 3, {s * 3 + 1: np.full(zigzag.tier_size(s * 3 + 1), bias, np.uint16)
+        tier = zigzag.score_tier(8 * 3, {s * 3 + 1: MarginTier(np.full(zigzag.tier_size(s * 3 + 1), bias,
+                                                                       np.uint16), NO_LONG)
                                          for s in range(8)})
         kernels._scoresolve.solve_tier(tier, 2, stopped_control().words)
     with pytest.raises(KeyboardInterrupt):

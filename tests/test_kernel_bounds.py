@@ -46,11 +46,15 @@ def test_the_tier_solver_refuses_a_tier_array_too_short(solved_4_2, shrunk):
 def test_zigzag_score_tiers_check_the_lower_tiers():
     game = make_game("zigzag", cols=4, stones=1)
     kernel = game.kernel()
-    for lower, words in [({500: np.ones(6, dtype=np.uint16)}, "no lower tier"),
-                         ({8: np.ones(6, dtype=np.uint16)}, "no lower tier"),
-                         ({-1: np.ones(6, dtype=np.uint16)}, "no lower tier"),
-                         ({"7": np.ones(6, dtype=np.uint16)}, "no lower tier"),
-                         ({7: np.ones(10, dtype=np.uint16)}, "holds 10 records")]:
+    ones, none = np.ones(6, dtype=np.uint16), np.zeros(0, dtype=np.uint64)
+    unsorted = np.array([3 << 16 | 600, 1 << 16 | 600], dtype=np.uint64)
+    for lower, words in [({500: (ones, none)}, "no lower tier"),
+                         ({8: (ones, none)}, "no lower tier"),
+                         ({-1: (ones, none)}, "no lower tier"),
+                         ({"7": (ones, none)}, "no lower tier"),
+                         ({7: (np.ones(10, dtype=np.uint16), none)}, "holds 10 records"),
+                         ({7: ones}, "records and a long table"),
+                         ({7: (ones, unsorted)}, "not sorted")]:
         with pytest.raises(ValueError) as refused:
             kernels.compiled("zigzag").ScoreTierOf(kernel, 8, 0, lower)
         assert words in one_sentence(refused)

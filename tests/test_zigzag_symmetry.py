@@ -140,10 +140,10 @@ def test_solved_values_are_symmetric(tmp_path, stones):
     game = make_game("zigzag", cols=2, stones=stones)
     margins = set()
     with open_table(table) as t:
-        stored = {tier // 3: t.tier_records(tier) for tier in t.tiers if tier % 3 == 1}
+        stored = {tier // 3: t.tier_data(tier) for tier in t.tiers if tier % 3 == 1}
         for seeds in range(game.total):
             lower = {s * 3 + 1: stored[s] for s in range(seeds)}
-            p_last, _, _ = solve_score_tier(game.score_tier(seeds * 3 + 2, lower), 2)
+            p_last, *_ = solve_score_tier(game.score_tier(seeds * 3 + 2, lower), 2)
             size = game.tier_size(seeds * 3 + 2)
             for index, position in enumerate(game.stored_positions(seeds * 3 + 1, 0, size)):
                 mine = position._replace(last="p")

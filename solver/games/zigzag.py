@@ -360,7 +360,7 @@ class ZigZag(Game):
     def score_tier(self, tier: int, lower: dict[int, object]):
         seeds, c = divmod(tier, 3)
         return _zigzag.ScoreTierOf(self.kernel(), seeds, c,
-                                   {t // 3: array for t, array in lower.items()})
+                                   {t // 3: (data.records, data.long) for t, data in lower.items()})
 
     def check_position(self, position: Position) -> None:
         """Seeds leave the board only by captures: nobody has captured exactly while every

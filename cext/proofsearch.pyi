@@ -1,0 +1,46 @@
+"""Types of the compiled df-pn proof search over packed positions (proofsearch.pyx)."""
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+#: bytes of one entry of the search's table
+ENTRY_BYTES: Final[int]
+#: proof and disproof numbers saturate here
+INFINITY: Final[int]
+#: what each error code of a failed search means
+ERRORS: Final[dict[int, str]]
+
+class Prover:
+    """A df-pn search from `root` with a table of `entries` entries."""
+
+    def __init__(self, capsule: object, root: int, entries: int) -> None: ...
+    @property
+    def root(self) -> int: ...
+    @property
+    def nodes(self) -> int:
+        """Positions expanded so far (all slices)."""
+    @property
+    def entries(self) -> int: ...
+    @property
+    def stored(self) -> int:
+        """Entries in use."""
+    @property
+    def replaced(self) -> int:
+        """Entries pushed out of a full bucket so far."""
+    def numbers(self, key: int) -> tuple[int, int]:
+        """(phi, delta) the table holds for `key` ((1, 1) when it holds nothing)."""
+    def value(self) -> str | None:
+        """'win' or 'loss' for the side to move at the root once proved, else None."""
+    def run(self, budget: int, control: npt.NDArray[np.int64] | None = None) -> bool:
+        """Search on for at most `budget` more expansions: True once the root is proved."""
+    def prove(self, key: int, control: npt.NDArray[np.int64] | None = None) -> str:
+        """Search `key` until it is proved: 'win' or 'loss' for its side to move."""
+    def children(self, key: int) -> list[int]:
+        """Distinct children of a packed position as the search sees them (empty: final)."""
+    def state(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint32],
+                             npt.NDArray[np.uint32], int]:
+        """The table's entries in use (keys, phi, delta, work) and the expansions so far."""
+    def restore(self, keys: npt.NDArray[np.uint64], phi: npt.NDArray[np.uint32],
+                delta: npt.NDArray[np.uint32], work: npt.NDArray[np.uint32], nodes: int) -> None:
+        """Refill the table from a checkpoint."""

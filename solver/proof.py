@@ -1,0 +1,365 @@
+"""Proving who wins without solving every position: df-pn in the kernel (cext/proofsearch.pyx),
+its proofs written to a file, and a verifier of such files that uses the reference rules only.
+
+A proof of "the side to move wins" holds one winning move at each of the winner's turns and
+every move at the loser's; the file keeps, for every position of the winner's on the proof, its
+canonical packed position and the one of the child chosen.  The verifier replays the proof from
+the position with the game's Python rules (its legal moves, its play and its end), so it
+trusts nothing of the search: a proof that names a move no rule allows, leaves a reply of the
+loser unanswered or ends anywhere but in the winner's win is refused.  Remoteness is no part of
+a proof: the winner's moves on it win, not necessarily fastest."""
+from __future__ import annotations
+
+import json
+import os
+import time
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import zstandard
+
+from .contract import Game
+from .errors import BadParameters, quote
+from .kernels import compiled, observing, run_stoppable
+from .tiers import Progress, no_progress
+
+PROOF_FORMAT = "sowsolve-proof"
+PROOF_VERSION = 1
+#: the header line of a proof file (JSON) is at most this long
+MAX_HEADER = 1 << 16
+#: expansions per slice of the search between progress, checkpoints and Ctrl-C checks
+SLICE_NODES = 1 << 20
+#: seconds between two checkpoints of a search given --checkpoint
+CHECKPOINT_SECONDS = 120
+ENTRY_BYTES = compiled("proofsearch").ENTRY_BYTES
+
+
+class BadProof(ValueError):
+    """A file that is not a sowsolve proof (or a proof file's output that cannot be written)."""
+
+
+class ProofFails(BadProof):
+    """A proof file that does not prove what it says."""
+
+
+@dataclass
+class Proved:
+    value: str                       # 'win' or 'loss' for the side to move at the position
+    winning_moves: list[str]         # moves the search proved winning (a win), in move order
+    moves: int                       # legal moves at the position
+    nodes: int                       # positions expanded by the search
+    seconds: float
+    table_entries: int
+    table_bytes: int
+    replaced: int                    # entries pushed out of a full table
+    winner_choices: dict[int, int] = field(default_factory=dict)   # filled by `extract`
+
+
+def memory_entries(memory: int) -> int:
+    """Entries of the search's table for a --memory budget in bytes."""
+    entries = memory // ENTRY_BYTES
+    if entries < 1024:
+        raise BadParameters(f"--memory {memory} bytes is too small for the proof search (at least "
+                            f"{1024 * ENTRY_BYTES} bytes)")
+    return entries
+
+
+def prover_for(game: Game, position, entries: int):
+    """A df-pn search from `position` (its canonical packed position) with `entries` entries."""
+    kernel = game.kernel()
+    if not getattr(kernel, "keyable", False):
+        raise BadParameters(f"positions of {game.describe()} do not pack into 64 bits: no proof search")
+    _, root = game.key(position)
+    return compiled("proofsearch").Prover(kernel.capsule(), root, entries)
+
+
+def prove(game: Game, position, memory: int, progress: Progress = no_progress,
+          max_nodes: int | None = None, checkpoint: str | None = None,
+          checkpoint_seconds: float = CHECKPOINT_SECONDS) -> tuple[Proved | None, object]:
+    """Search until the position is proved (or `max_nodes` expansions are spent: None).  Ctrl-C
+    stops it (KeyboardInterrupt).  With `checkpoint`, the search starts from that file when it
+    holds a search of the same position and writes it every `checkpoint_seconds` (and when
+    stopped), so a run killed at any moment loses at most that much work.  Returns the result
+    and the prover (for `extract`)."""
+    entries = memory_entries(memory)
+    prover = prover_for(game, position, entries)
+    if checkpoint is not None and os.path.exists(checkpoint):
+        restore_checkpoint(checkpoint, game, position, prover)
+    started = last_saved = time.perf_counter()
+    with progress(max_nodes, "positions expanded") as bar:
+        shown = 0
+
+        def observe(done: int) -> None:
+            nonlocal shown
+            if prover.nodes > shown:
+                bar.update(prover.nodes - shown)
+                shown = prover.nodes
+
+        with observing(observe):
+            while prover.value() is None:
+                budget = SLICE_NODES if max_nodes is None else min(SLICE_NODES, max_nodes - prover.nodes)
+                if budget <= 0:
+                    if checkpoint is not None:
+                        save_checkpoint(checkpoint, game, position, prover)
+                    return None, prover
+                try:
+                    run_stoppable(lambda words: prover.run(budget, words))
+                except KeyboardInterrupt:
+                    if checkpoint is not None:
+                        save_checkpoint(checkpoint, game, position, prover)
+                    raise
+                if checkpoint is not None and time.perf_counter() - last_saved >= checkpoint_seconds:
+                    save_checkpoint(checkpoint, game, position, prover)
+                    last_saved = time.perf_counter()
+    seconds = time.perf_counter() - started
+    value = prover.value()
+    moves = game.legal_moves(position)
+    winning = []
+    if value == "win":
+        for move in moves:
+            _, child = game.key(game.play(position, move))
+            if prover.numbers(child)[1] == 0:        # proved lost for the side to move there
+                winning.append(game.format_move(move))
+    return Proved(value, winning, len(moves), prover.nodes, round(seconds, 3), prover.entries,
+                  prover.entries * ENTRY_BYTES, prover.replaced), prover
+
+
+def extract(prover, root: int, value: str) -> dict[int, int]:
+    """The proof in the search's table: for every position of the winner's on it, the child
+    chosen (a proved loss for its side to move).  Positions whose entries were replaced are
+    searched again."""
+    choices: dict[int, int] = {}
+    seen: set[int] = set()
+    todo = [(root, value == "win")]
+    while todo:
+        key, mover_wins = todo.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        children = prover.children(key)
+        if not children:
+            continue
+        if not mover_wins:
+            todo.extend((child, True) for child in children)
+            continue
+        chosen = next((c for c in children if prover.numbers(c)[1] == 0), None)
+        if chosen is None:
+            run_stoppable(lambda words: prover.prove(key, words))
+            chosen = next((c for c in children if prover.numbers(c)[1] == 0), None)
+        if chosen is None:
+            for child in children:
+                if run_stoppable(lambda words: prover.prove(child, words)) == "loss":
+                    chosen = child
+                    break
+        if chosen is None:
+            raise RuntimeError("the search proved a position it cannot show a winning move of")
+        choices[key] = chosen
+        todo.append((chosen, False))
+    return choices
+
+
+# --- checkpoints ---------------------------------------------------------------------------
+
+def _identity(game: Game, position) -> str:
+    return json.dumps({"game": game.name, "parameters": game.parameters(),
+                       "position": game.format_position(position)}, sort_keys=True)
+
+
+def save_checkpoint(path: str, game: Game, position, prover) -> None:
+    """The search's table entries, written whole (write_whole)."""
+    keys, phi, delta, work, nodes = prover.state()
+    write_whole(path, lambda out: np.savez(
+        out, keys=keys, phi=phi, delta=delta, work=work, nodes=np.array([nodes], dtype=np.int64),
+        identity=np.frombuffer(_identity(game, position).encode(), dtype=np.uint8)))
+
+
+def write_whole(path: str, write) -> None:
+    """write(file) into a temporary file beside `path`, synced, then renamed over it: a
+    kill at any moment leaves the old file or the new one, never a part."""
+    temporary = os.path.join(os.path.dirname(os.path.abspath(path)),
+                             f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "wb") as out:
+            write(out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
+def restore_checkpoint(path: str, game: Game, position, prover) -> None:
+    """Refill the search from a checkpoint of the same position (checked; never unpickled)."""
+    what = f"--checkpoint {quote(path, 60)}"
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in ("keys", "phi", "delta", "work", "nodes", "identity")}
+    except (OSError, ValueError, KeyError, EOFError):
+        raise BadProof(f"{what} is not a checkpoint of the proof search") from None
+    identity = arrays["identity"]
+    if identity.dtype != np.uint8 or identity.tobytes().decode("utf-8", "replace") != _identity(game, position):
+        raise BadProof(f"{what} is a checkpoint of another board or position")
+    keys, nodes = arrays["keys"], arrays["nodes"]
+    if keys.dtype != np.uint64 or any(arrays[n].dtype != np.uint32 for n in ("phi", "delta", "work")) \
+            or nodes.shape != (1,) or keys.ndim != 1 or keys.size > prover.entries:
+        raise BadProof(f"{what} is not a checkpoint of the proof search (or holds more entries "
+                       f"than --memory gives the table)")
+    try:
+        prover.restore(keys, arrays["phi"], arrays["delta"], arrays["work"], max(0, int(nodes[0])))
+    except ValueError as exc:
+        raise BadProof(f"{what}: {exc}") from None
+
+
+# --- proof files ------------------------------------------------------------------------------
+
+def check_output(path: str, option: str = "--proof") -> None:
+    """A proof or checkpoint goes to a new or regular file (written whole through a temporary
+    file beside it, then renamed): refuse a directory, a device or a missing directory before
+    searching."""
+    if os.path.isdir(path):
+        raise BadProof(f"{option} {quote(path, 60)} is a directory")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise BadProof(f"{option} {quote(path, 60)} is not a regular file (it is written whole, "
+                       f"then renamed into place)")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise BadProof(f"{option} {quote(path, 60)}: no directory {quote(directory, 60)}")
+
+
+def write_proof(path: str, game: Game, position, value: str, choices: dict[int, int]) -> int:
+    """Write a proof file whole or not at all (write_whole); its size."""
+    keys = np.array(sorted(choices), dtype="<u8")
+    chosen = np.array([choices[int(k)] for k in keys], dtype="<u8")
+    payload = zstandard.ZstdCompressor(level=9, write_checksum=True).compress(
+        keys.tobytes() + chosen.tobytes())
+    header = {"format": PROOF_FORMAT, "version": PROOF_VERSION, "game": game.name,
+              "parameters": game.parameters(), "position": game.format_position(position),
+              "value": value, "winner_positions": int(keys.size),
+              "payload_crc32": zlib.crc32(payload)}
+    data = json.dumps(header, sort_keys=True).encode() + b"\n" + payload
+    write_whole(path, lambda out: out.write(data))
+    return len(data)
+
+
+@dataclass
+class ProofFile:
+    game: Game
+    position: object
+    value: str
+    keys: np.ndarray                 # sorted canonical packed positions of the winner's
+    chosen: np.ndarray               # the child chosen at each
+
+
+def read_proof(path: str) -> ProofFile:
+    """A proof file, its structure checked (what it proves is `verify_proof`'s)."""
+    from .games import make_game
+    with open(path, "rb") as stream:
+        head = stream.readline(MAX_HEADER + 1)
+        if not head.endswith(b"\n") or len(head) > MAX_HEADER:
+            raise BadProof(f"{path} is not a sowsolve proof (no header line)")
+        try:
+            header = json.loads(head)
+        except (UnicodeDecodeError, ValueError):
+            raise BadProof(f"{path} is not a sowsolve proof (its header is not JSON)") from None
+        if not isinstance(header, dict) or header.get("format") != PROOF_FORMAT:
+            raise BadProof(f"{path} is not a sowsolve proof")
+        if header.get("version") != PROOF_VERSION:
+            raise BadProof(f"{path} is a proof of format version {quote(str(header.get('version')), 20)}; "
+                           f"this sowsolve reads version {PROOF_VERSION}")
+        count = header.get("winner_positions")
+        if type(count) is not int or not 0 <= count <= (1 << 40):
+            raise BadProof(f"{path}: its count of positions is not valid")
+        payload = stream.read(16 * count + (16 * count >> 7) + (1 << 16))
+        if stream.read(1):
+            raise BadProof(f"{path}: it holds more than its count of positions")
+    if header.get("payload_crc32") != zlib.crc32(payload):
+        raise BadProof(f"{path}: its positions fail their checksum (the file is damaged)")
+    try:
+        raw = zstandard.ZstdDecompressor().decompress(payload, max_output_size=16 * count)
+    except zstandard.ZstdError:
+        raise BadProof(f"{path}: its positions do not decompress") from None
+    if len(raw) != 16 * count:
+        raise BadProof(f"{path}: it holds {len(raw) // 16} positions, not {count}")
+    parameters = header.get("parameters")
+    if not isinstance(parameters, dict) or not isinstance(header.get("game"), str):
+        raise BadProof(f"{path}: it does not name its game")
+    try:
+        game = make_game(header["game"], **parameters)
+    except (BadParameters, TypeError, ValueError) as exc:
+        raise BadProof(f"{path}: its game is not valid ({exc})") from None
+    if not game.solver.proves:
+        raise BadProof(f"{path}: proofs are of games solved by search, not of {game.describe()}")
+    if not isinstance(header.get("position"), str):
+        raise BadProof(f"{path}: it does not name its position")
+    position = game.parse_position(header["position"])
+    if header.get("value") not in ("win", "loss"):
+        raise BadProof(f"{path}: its value is neither win nor loss")
+    words = np.frombuffer(raw, dtype="<u8")
+    keys, chosen = words[:count].astype(np.uint64), words[count:].astype(np.uint64)
+    if count > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+        raise BadProof(f"{path}: its positions are not in order")
+    return ProofFile(game, position, header["value"], keys, chosen)
+
+
+def verify_proof(proof: ProofFile, progress: Progress = no_progress) -> dict:
+    """Replay the proof with the reference rules: every move of the loser answered, every move
+    of the winner legal, every line ending in the winner's win.  BadProof at the first fault."""
+    game, start = proof.game, proof.position
+    winner = start.side if proof.value == "win" else None
+    verified: set[int] = set()
+    todo = [start]
+    checked = 0
+    with progress(None, "positions verified") as bar:
+        while todo:
+            position = todo.pop()
+            _, key = game.key(position)
+            if key in verified:
+                continue
+            verified.add(key)
+            checked += 1
+            bar.update(1)
+            text = game.format_position(position)
+            moves = game.legal_moves(position)
+            if winner is None:          # a loss at the start: the other side is the winner
+                winner = game.play(position, moves[0]).side if moves else None
+            outcome = game.outcome(position)
+            if outcome is not None or not moves:
+                won = (outcome == "win") == (position.side == winner)
+                if not won:
+                    raise ProofFails(f"the proof reaches {quote(text, 60)}, which its winner does not win")
+                continue
+            if position.side != winner:
+                todo.extend(game.play(position, move) for move in moves)
+                continue
+            at = int(np.searchsorted(proof.keys, np.uint64(key)))
+            if at == proof.keys.size or int(proof.keys[at]) != key:
+                raise ProofFails(f"the proof gives no move for the winner in {quote(text, 60)}")
+            wanted = int(proof.chosen[at])
+            for move in moves:
+                child = game.play(position, move)
+                if game.key(child)[1] == wanted:
+                    todo.append(child)
+                    break
+            else:
+                raise ProofFails(f"the proof's move in {quote(text, 60)} is not a legal move there")
+    return {"game": game.name, "parameters": game.parameters(),
+            "position": game.format_position(start), "value": proof.value,
+            "positions_verified": checked, "winner_positions": int(proof.keys.size)}
+
+
+def verify_file(path: str, progress: Progress = no_progress) -> dict:
+    """`sowsolve check --proof`: the report of verifying a proof file (failures: the first
+    fault found); BadProof for a file that is not a proof."""
+    if not os.path.isfile(path):
+        raise BadProof(f"no proof file at {quote(path, 60)}")
+    proof = read_proof(path)
+    try:
+        report = verify_proof(proof, progress)
+        report["failures"] = []
+    except ProofFails as exc:
+        report = {"game": proof.game.name, "parameters": proof.game.parameters(),
+                  "position": proof.game.format_position(proof.position), "value": proof.value,
+                  "failures": [str(exc)]}
+    return dict(report, file=path)

@@ -1,0 +1,198 @@
+"""The proof search (df-pn, `sowsolve prove`) against the solved Overflow tables, its proof files
+against the verifier (which replays them with the reference rules), and tampered proofs."""
+import json
+import random
+import zlib
+
+import numpy as np
+import pytest
+import zstandard
+from typer.testing import CliRunner
+
+from conftest import solve_to
+from sowsolve.cli.app import app
+from sowsolve.solver import proof as proofs
+from sowsolve.solver.games import make_game
+from sowsolve.tables.store import open_table
+
+MEMORY = 64 << 20
+
+
+def run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def table_3x4(tmp_path_factory):
+    path = tmp_path_factory.mktemp("prove") / "o34.sqlite"
+    game = solve_to(path, "overflow", size="3x4")
+    return game, path
+
+
+@pytest.mark.parametrize("size", ["3x3", "3x4", "4x3"])
+def test_the_start_is_proved_as_the_table_says(tmp_path, size):
+    game = solve_to(tmp_path / "o.sqlite", "overflow", size=size)
+    start = game.initial()
+    proved, _ = proofs.prove(game, start, MEMORY)
+    with open_table(tmp_path / "o.sqlite") as table:
+        assert proved.value == table.probe(start).value
+        assert proved.moves == len(game.legal_moves(start))
+        for text in proved.winning_moves:     # every move it calls winning loses for the reply
+            child = game.play(start, game.parse_move(start, text))
+            assert table.probe(child).value == "loss", text
+    assert (proved.value == "win") == bool(proved.winning_moves)
+
+
+def test_sampled_positions_are_proved_as_the_table_says(table_3x4):
+    game, path = table_3x4
+    rng = random.Random(7)
+    checked = 0
+    with open_table(path) as table:
+        for tier in table.tiers:
+            size = table.tier_size(tier)
+            for index in rng.sample(range(size), min(size, 12)):
+                position = table.stored_positions(tier, index, index + 1)[0]
+                if game.outcome(position) is not None:
+                    continue
+                proved, _ = proofs.prove(game, position, MEMORY)
+                assert proved.value == table.probe(position).value, game.format_position(position)
+                checked += 1
+    assert checked > 60
+
+
+def test_a_table_smaller_than_the_search_still_proves(table_3x4):
+    """A table of 2**20 entries holds less than the 3x4 search visits: entries are replaced,
+    positions searched again, and the value is still the table's."""
+    game, path = table_3x4
+    proved, prover = proofs.prove(game, game.initial(), (1 << 20) * proofs.ENTRY_BYTES)
+    assert proved.replaced > 0
+    with open_table(path) as table:
+        assert proved.value == table.probe(game.initial()).value
+    assert proofs.extract(prover, game.key(game.initial())[1], proved.value)
+
+
+@pytest.fixture(scope="module")
+def proof_3x4(tmp_path_factory):
+    path = tmp_path_factory.mktemp("proof") / "o34.proof"
+    result = run("prove", "overflow", "--size", "3x4", "--proof", path, "--json", "--memory", "64M")
+    assert result.exit_code == 0, result.output
+    return path, json.loads(result.stdout)
+
+
+def test_a_written_proof_verifies(proof_3x4):
+    path, said = proof_3x4
+    assert said["value"] == "win" and said["proof"]["winner_positions"] > 0
+    assert "remoteness" in said["note"]
+    checked = run("check", "--proof", path, "--json")
+    assert checked.exit_code == 0, checked.output
+    report = json.loads(checked.stdout)
+    assert report["failures"] == [] and report["value"] == "win"
+    assert report["winner_positions"] == said["proof"]["winner_positions"]
+
+
+def rewrite(source, target, edit):
+    """A copy of a proof file with its header and positions edited, checksum recomputed."""
+    head, payload = source.read_bytes().split(b"\n", 1)
+    header = json.loads(head)
+    words = np.frombuffer(zstandard.ZstdDecompressor().decompress(payload), dtype="<u8")
+    count = header["winner_positions"]
+    keys, chosen = words[:count].copy(), words[count:].copy()
+    keys, chosen = edit(header, keys, chosen)
+    header["winner_positions"] = int(keys.size)
+    payload = zstandard.ZstdCompressor().compress(keys.astype("<u8").tobytes()
+                                                  + chosen.astype("<u8").tobytes())
+    header["payload_crc32"] = zlib.crc32(payload)
+    target.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+
+
+def test_tampered_proofs_are_refused(tmp_path):
+    """On 3x3 (a loss for Light: Dark is the winner), with the table to find a losing move."""
+    game = solve_to(tmp_path / "o33.sqlite", "overflow", size="3x3")
+    path = tmp_path / "o33.proof"
+    assert run("prove", "overflow", "--size", "3x3", "--proof", path, "--memory", "64M").exit_code == 0
+    assert run("check", "--proof", path).exit_code == 0
+    with open_table(tmp_path / "o33.sqlite") as table:
+        # a position of Dark's one move into the proof, and a move of Dark's there that loses
+        start = game.initial()
+        first = game.play(start, game.legal_moves(start)[0])
+        first_key = game.key(first)[1]
+        losing = [game.key(game.play(first, m))[1] for m in game.legal_moves(first)
+                  if table.probe(game.play(first, m)).value == "win"]
+    assert losing, "Dark has a losing move there"
+
+    def at_first(keys):
+        i = int(np.searchsorted(keys, np.uint64(first_key)))
+        assert int(keys[i]) == first_key
+        return i
+
+    def wrong_move(header, keys, chosen):          # a move that loses for the winner
+        chosen[at_first(keys)] = losing[0]
+        return keys, chosen
+
+    def illegal(header, keys, chosen):              # a position no move leads to
+        chosen[at_first(keys)] = game.key(start)[1]
+        return keys, chosen
+
+    def dropped(header, keys, chosen):              # the winner's move there left out
+        i = at_first(keys)
+        return np.delete(keys, i), np.delete(chosen, i)
+
+    def other_value(header, keys, chosen):          # claims the start is won
+        header["value"] = "win"
+        return keys, chosen
+
+    for edit, words in [(wrong_move, ""), (illegal, "not a legal move"),
+                        (dropped, "no move for the winner"), (other_value, "")]:
+        forged = tmp_path / f"{edit.__name__}.proof"
+        rewrite(path, forged, edit)
+        result = run("check", "--proof", forged)
+        assert result.exit_code == 1, (edit.__name__, result.output)
+        assert "FAILED" in result.stdout and words in result.stdout, (edit.__name__, result.output)
+    damaged = tmp_path / "damaged.proof"
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    result = run("check", "--proof", damaged)
+    assert result.exit_code == 2 and "checksum" in result.stderr, result.output
+    for text in (b"", b"hello\n", b'{"format": "sowsolve-table"}\n'):
+        other = tmp_path / "other.proof"
+        other.write_bytes(text)
+        result = run("check", "--proof", other)
+        assert result.exit_code == 2 and "not a sowsolve proof" in result.stderr, result.output
+        assert "Traceback" not in result.output
+
+
+def test_prove_refuses_bad_input_in_one_sentence(tmp_path):
+    for args, words in [(["overflow", "--size", "3x3", "--memory", "lots"], "--memory must be a size"),
+                        (["overflow", "--size", "3x3", "--memory", "1K"], "too small"),
+                        (["diffusion"], "solved whole"),
+                        (["overflow", "--size", "3x3", "--proof", tmp_path], "is a directory"),
+                        (["overflow", "--size", "3x3", "--proof", "/dev/null"], "not a regular file"),
+                        (["overflow", "--size", "3x3", "--position", "111/111/11 L"], "rank")]:
+        result = run("prove", *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, (args, result.output)
+    assert list(tmp_path.iterdir()) == []
+    budget = run("prove", "overflow", "--size", "3x4", "--max-nodes", 100)
+    assert budget.exit_code == 1 and "not proved within the budget" in budget.stderr, budget.output
+
+
+def test_a_stopped_search_goes_on_from_its_checkpoint(tmp_path, table_3x4):
+    """A search stopped after a few slices and started again from its checkpoint needs fewer
+    new expansions than from scratch, and proves the same value; a checkpoint of another
+    position is refused."""
+    game, path = table_3x4
+    checkpoint = str(tmp_path / "search.ckpt")
+    stopped, _ = proofs.prove(game, game.initial(), MEMORY, max_nodes=200_000, checkpoint=checkpoint,
+                              checkpoint_seconds=0)
+    assert stopped is None and (tmp_path / "search.ckpt").exists()
+    fresh, _ = proofs.prove(game, game.initial(), MEMORY)
+    resumed, prover = proofs.prove(game, game.initial(), MEMORY, checkpoint=checkpoint)
+    assert resumed.value == fresh.value
+    assert resumed.nodes - 200_000 < fresh.nodes
+    other = game.play(game.initial(), game.legal_moves(game.initial())[0])
+    with pytest.raises(proofs.BadProof, match="another board or position"):
+        proofs.prove(game, other, MEMORY, checkpoint=checkpoint)
+    (tmp_path / "junk.ckpt").write_bytes(b"not a checkpoint")
+    result = run("prove", "overflow", "--size", "3x4", "--checkpoint", tmp_path / "junk.ckpt")
+    assert result.exit_code == 2 and "not a checkpoint" in result.stderr, result.output
