@@ -3,7 +3,7 @@ from libc.stdint cimport int16_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef extern from "sowsolve_kernel.h" nogil:
     const char *SOWSOLVE_KERNEL_CAPSULE
-    int SOWSOLVE_MAX_CHILDREN
+    int SOWSOLVE_MAX_CHILDREN, PROOF_INF
     # the win/loss record layout
     unsigned REC_UNSOLVED, REC_LOSS, REC_DRAW, REC_WIN, REC_MAX_REMOTENESS
     unsigned REC_OUTCOME_BITS, REC_OUTCOME_MASK
@@ -33,6 +33,7 @@ cdef extern from "sowsolve_kernel.h" nogil:
         int max_children
         expand_fn expand
         expand_key_fn expand_key
+        int (*proof_hint)(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil
 
     const char *SOWSOLVE_SCORE_TIER_CAPSULE
     int SCORE_EXIT, SCORE_ERR_UNSOLVED, SCORE_ERR_BEYOND, SCORE_ERR_PREDS, SCORE_ERR_LONG

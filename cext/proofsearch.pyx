@@ -30,7 +30,7 @@ from libc.string cimport memset
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport (CONTROL_FLUSH, REC_LOSS, REC_OUTCOME, REC_WIN, Control, GameKernel,
+from kernel_api cimport (CONTROL_FLUSH, PROOF_INF, REC_LOSS, REC_OUTCOME, REC_WIN, Control, GameKernel,
                          SOWSOLVE_KERNEL_CAPSULE, control_of, ctl_add, ctl_stopped, key_mix)
 
 cnp.import_array()
@@ -47,10 +47,13 @@ cdef enum:
     ERR_BUDGET = -6          # the slice's node budget is spent (not an error: the search goes on)
 
 cdef enum:
-    INF = 0x3FFFFFFF          # proof and disproof numbers saturate here
+    INF = 0x3FFFFFFF          # proof and disproof numbers saturate here (PROOF_INF, checked below)
     # 1 + EPSILON_NUM / EPSILON_DEN for the child's delta threshold (Pawlewicz and Lew: 1/4)
     EPSILON_NUM = 1
     EPSILON_DEN = 4
+
+if INF != PROOF_INF:
+    raise ImportError("the proof search's infinity differs from sowsolve_kernel.h's PROOF_INF")
 
 #: bytes of one table entry (the --memory budget divided by this gives the entries)
 ENTRY_BYTES = 24
@@ -179,40 +182,61 @@ cdef int expand(Search *s, uint64_t key, uint64_t *child, uint32_t *phi, uint32_
     return sort_unique(child, n)
 
 
+cdef inline void child_numbers(Search *s, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
+    """(phi, delta) of a child: the table's, else the game's hint (final positions at once),
+    else (1, 1)."""
+    cdef Entry *b = bucket_of(s, key)
+    cdef int i
+    for i in range(BUCKET):
+        if b[i].key == key:
+            phi[0] = b[i].phi
+            delta[0] = b[i].delta
+            return
+    phi[0] = 1
+    delta[0] = 1
+    if s.game.proof_hint != NULL:
+        s.game.proof_hint(s.game.ctx, key, phi, delta)
+
+
 cdef int mid(Search *s, uint64_t key, uint32_t th_phi, uint32_t th_delta, int depth) noexcept nogil:
     """Search `key` until its phi reaches th_phi or its delta th_delta (or it is proved); 0, or
-    ERR_*: the entries stored on the way stay valid bounds, so a later call goes on."""
+    ERR_*: the entries stored on the way stay valid bounds, so a later call goes on.  The
+    children's numbers are read once and, after each descent, again for the child searched."""
     cdef uint64_t *child
-    cdef uint32_t phi = 0, delta = 0, cphi, cdelta, best_delta, second, th_c_phi, th_c_delta
+    cdef uint32_t *cphi
+    cdef uint32_t *cdelta
+    cdef uint32_t phi = 0, delta = 0, best_delta, second, th_c_phi, th_c_delta
     cdef uint64_t grown
     cdef int n, i, best, err = 0
     cdef int64_t start = s.nodes
     if depth >= MAX_DEPTH:
         return ERR_DEPTH
-    child = <uint64_t *>malloc(MAX_CHILDREN * sizeof(uint64_t))
+    child = <uint64_t *>malloc(MAX_CHILDREN * (sizeof(uint64_t) + 2 * sizeof(uint32_t)))
     if child == NULL:
         return ERR_MEMORY
+    cphi = <uint32_t *>(child + MAX_CHILDREN)
+    cdelta = cphi + MAX_CHILDREN
     n = expand(s, key, child, &phi, &delta)
     if n <= 0:
         if n == 0:
             store(s, key, phi, delta, 1)
         free(child)
         return n
+    for i in range(n):
+        child_numbers(s, child[i], &cphi[i], &cdelta[i])
     while True:
-        phi = INF
         delta = 0
         best = 0
         best_delta = INF
         second = INF
         for i in range(n):
-            look_up(s, child[i], &cphi, &cdelta)
-            delta = sat_add(delta, cphi)
-            if cdelta < best_delta:
+            delta = sat_add(delta, cphi[i])
+            if cdelta[i] < best_delta:
                 second = best_delta
-                best_delta = cdelta
+                best_delta = cdelta[i]
                 best = i
-            elif cdelta < second:
-                second = cdelta
+            elif cdelta[i] < second:
+                second = cdelta[i]
         phi = best_delta
         if phi >= th_phi or delta >= th_delta or err != 0:
             break
@@ -222,15 +246,15 @@ cdef int mid(Search *s, uint64_t key, uint32_t th_phi, uint32_t th_delta, int de
         if ctl_stopped(s.ctl):
             err = ERR_STOPPED
             break
-        look_up(s, child[best], &cphi, &cdelta)
         # the child's phi adds to this delta; its delta is this phi
-        grown = <uint64_t>th_delta + cphi - delta
+        grown = <uint64_t>th_delta + cphi[best] - delta
         th_c_phi = INF if grown >= INF else <uint32_t>grown
         grown = <uint64_t>second + 1
         if second < INF:
             grown = max(grown, (<uint64_t>second * (EPSILON_DEN + EPSILON_NUM) + EPSILON_DEN - 1) // EPSILON_DEN)
         th_c_delta = <uint32_t>min(<uint64_t>th_phi, grown)
         err = mid(s, child[best], th_c_phi, th_c_delta, depth + 1)
+        child_numbers(s, child[best], &cphi[best], &cdelta[best])
         if err != 0 and err != ERR_BUDGET and err != ERR_STOPPED:
             break
     grown = <uint64_t>work_of(s, key) + (s.nodes - start)

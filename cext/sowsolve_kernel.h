@@ -10,6 +10,7 @@
 
 #define SOWSOLVE_KERNEL_CAPSULE "sowsolve.GameKernel"
 #define SOWSOLVE_MAX_CHILDREN 64
+#define PROOF_INF 0x3FFFFFFF    /* proof and disproof numbers saturate here */
 
 /* The two record layouts, each 16 bits and always from the side to move, with 0 meaning "not
  * solved yet", so a fresh zeroed array is an unsolved tier.  They are defined here only: the
@@ -131,6 +132,11 @@ typedef struct GameKernel {
     /* For games solved by search over packed positions (NULL where not offered): children of a
      * packed canonical position as packed canonical positions; same return convention. */
     int (*expand_key)(const void *ctx, uint64_t key, uint64_t *child_key, uint16_t *final_record);
+    /* For the proof search (optional, NULL where not offered): without expanding a packed
+     * position, whether it is final (1, with *phi, *delta = 0, PROOF_INF for a win of its side
+     * to move, PROOF_INF, 0 for a loss) or an estimate of the positions to expand to prove that
+     * its side to move wins (*phi) or loses (*delta), each at least 1 (0 returned). */
+    int (*proof_hint)(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta);
 } GameKernel;
 
 /* One tier of a score game with cycles inside its tiers, for the compact score solver

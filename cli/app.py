@@ -393,6 +393,9 @@ def export(
     max_stones: Optional[int] = typer.Option(None, "--max-stones", **WHOLE,
                                              help="Only positions with at most this many "
                                              "stones (discs, seeds) on the board."),
+    every_orientation: bool = typer.Option(False, "--every-orientation", help="Overflow: a row "
+                                           "for every symmetric image of each stored position, "
+                                           "as a player would type it, not one per class."),
 ):
     """Write one row per position: position, value, remoteness (CSV with a header, or one
     JSON object per line).
@@ -417,7 +420,8 @@ def export(
             path = locate.resolve_read_table(table, game, board)
             with open_table(path) as t:
                 try:
-                    rows = export_table(t, out, fmt.value, max_stones, progress=tier_bar)
+                    rows = export_table(t, out, fmt.value, max_stones, progress=tier_bar,
+                                        every_orientation=every_orientation)
                 except StdoutClosed:        # `... --out - | head`: stop quietly, as cat does
                     raise typer.Exit(128 + 13) from None
             typer.echo(f"wrote {rows:,} rows to {'standard output' if out == '-' else out}", err=True)

@@ -282,3 +282,9 @@ class Game(ABC):
     def images(self, position) -> list:
         """The positions sharing a stored record with `position` (itself first)."""
         return [position]
+
+    def orientations(self, position) -> list:
+        """Every position a stored record stands for, as a player would type them (itself
+        first): its images and, where a table keeps one position per class of board
+        symmetries, every distinct symmetric image (`export --every-orientation`)."""
+        return self.images(position)

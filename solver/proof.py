@@ -33,6 +33,8 @@ SLICE_NODES = 1 << 20
 #: seconds between two checkpoints of a search given --checkpoint
 CHECKPOINT_SECONDS = 120
 ENTRY_BYTES = compiled("proofsearch").ENTRY_BYTES
+#: where proof and disproof numbers saturate (a proved or disproved position)
+INFINITY = compiled("proofsearch").INFINITY
 
 
 class BadProof(ValueError):

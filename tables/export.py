@@ -81,7 +81,7 @@ class Terminated(BaseException):
 
 
 def export(table: Table, out: str, fmt: str, max_stones: int | None,
-           progress: Progress | None = None) -> int:
+           progress: Progress | None = None, every_orientation: bool = False) -> int:
     """Write every stored position (with its images: Diffusion's other side to move) with value
     and remoteness to `out` (see the module's docstring for where rows go); returns rows.
 
@@ -104,7 +104,8 @@ def export(table: Table, out: str, fmt: str, max_stones: int | None,
                             records = block[offset:offset + SLICE]
                             start = first + offset
                             positions = table.stored_positions(tier, start, start + records.size)
-                            text, count = format_block(game, positions, records, fmt)
+                            text, count = format_block(game, positions, records, fmt,
+                                                       every_orientation)
                             sink.write(text)
                             rows += count
                             if bar is not None:
@@ -117,16 +118,18 @@ def export(table: Table, out: str, fmt: str, max_stones: int | None,
     return rows
 
 
-def format_block(game, positions: list, records: np.ndarray, fmt: str) -> tuple[str, int]:
+def format_block(game, positions: list, records: np.ndarray, fmt: str,
+                 every_orientation: bool = False) -> tuple[str, int]:
     """The rows of one block as text (csv module, or one JSON object per line), and how many
-    there are.  Columns are built per block; each row costs one format_position."""
+    there are.  Columns are built per block; each row costs one format_position.  With
+    `every_orientation`, a row for each of the game's orientations of a stored position."""
     names, rems = game.value_kind.columns(records)
     if fmt == "jsonl":      # the texts json.dumps gives the values, once per block
         string = json.encoder.encode_basestring_ascii       # json.dumps's own string encoder
         names = [string(n) if isinstance(n, str) else str(n) for n in names]
         rems = ["null" if r is None else str(r) for r in rems]
-    images, format_position = game.images, game.format_position
-    if type(game).images is Game.images:          # one row per stored position
+    images, format_position = (game.orientations if every_orientation else game.images), game.format_position
+    if type(game).images is Game.images and not every_orientation:    # one row per stored position
         rows = [(format_position(p), n, r) for p, n, r in zip(positions, names, rems)]
     else:
         rows = [(format_position(image), n, r) for p, n, r in zip(positions, names, rems)

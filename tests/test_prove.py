@@ -196,3 +196,27 @@ def test_a_stopped_search_goes_on_from_its_checkpoint(tmp_path, table_3x4):
     (tmp_path / "junk.ckpt").write_bytes(b"not a checkpoint")
     result = run("prove", "overflow", "--size", "3x4", "--checkpoint", tmp_path / "junk.ckpt")
     assert result.exit_code == 2 and "not a checkpoint" in result.stderr, result.output
+
+
+def test_the_search_s_hint_knows_the_end_as_the_rules_do(table_3x4):
+    """Overflow's proof hint (read before a position is expanded) calls a position final
+    exactly when the reference rules end the game there, with the rules' winner, and else
+    gives numbers of at least 1."""
+    game, path = table_3x4
+    kernel = game.kernel()
+    rng = random.Random(3)
+    finals = 0
+    with open_table(path) as table:
+        for tier in table.tiers:
+            size = table.tier_size(tier)
+            for index in rng.sample(range(size), min(size, 40)):
+                position = table.stored_positions(tier, index, index + 1)[0]
+                final, phi, delta = kernel.proof_hint_of(game.key(position)[1])
+                outcome = game.outcome(position)
+                assert final == (outcome is not None), game.format_position(position)
+                if final:
+                    finals += 1
+                    assert (phi, delta) == ((0, proofs.INFINITY) if outcome == "win" else (proofs.INFINITY, 0))
+                else:
+                    assert phi >= 1 and delta >= 1
+    assert finals > 0

@@ -190,6 +190,39 @@ class Overflow(Game):
                 return Position(after, self._other(position.side))
         raise BadMove(f"{self.format_move(move)} is not a legal move in {self.format_position(position)}")
 
+    def symmetries(self) -> list[tuple[list[int], bool]]:
+        """The board's symmetries as (cell -> image cell, whether it swaps the houses): the
+        four reflections of a rectangle, the eight of a square.  A symmetry that swaps the
+        houses swaps the players too (a house is a player's), so the image of a position
+        keeps its value for the side to move with the side named the other way."""
+        rows, cols = self.rows, self.cols
+        maps = [lambda f, k: (f, k), lambda f, k: (cols - 1 - f, k),
+                lambda f, k: (f, rows - 1 - k), lambda f, k: (cols - 1 - f, rows - 1 - k)]
+        if rows == cols:
+            maps += [lambda f, k: (k, f), lambda f, k: (rows - 1 - k, f),
+                     lambda f, k: (k, rows - 1 - f), lambda f, k: (rows - 1 - k, rows - 1 - f)]
+        result = []
+        for image in maps:
+            cells = [0] * self.ncells
+            for cell in range(self.ncells):
+                f, k = image(self.file(cell), self.rank(cell))
+                cells[cell] = k * cols + f
+            result.append((cells, self.house[cells[0]] != self.house[0]))
+        return result
+
+    def orientations(self, position: Position) -> list[Position]:
+        """The distinct images of a position under the board's symmetries (itself first): the
+        positions its stored record (one per class, the class's least packing) stands for."""
+        found = []
+        for cells, swaps in self.symmetries():
+            heights = [0] * self.ncells
+            for cell, target in enumerate(cells):
+                heights[target] = position.heights[cell]
+            image = Position(tuple(heights), self._other(position.side) if swaps else position.side)
+            if image not in found:
+                found.append(image)
+        return found
+
     def format_move(self, move: tuple[int, int]) -> str:
         cell, direction = move
         return f"{self.cell_name(cell)}-{self.cell_name(self.step(cell, direction))}"
