@@ -29,7 +29,9 @@ class Prover:
     def replaced(self) -> int:
         """Entries pushed out of a full bucket so far."""
     def numbers(self, key: int) -> tuple[int, int]:
-        """(phi, delta) the table holds for `key` ((1, 1) when it holds nothing)."""
+        """(phi, delta) of `key` as the search reads a child: the table's, else the hint's."""
+    def final_value(self, key: int) -> str | None:
+        """'win' or 'loss' for the side to move of a final position, None with moves."""
     def value(self) -> str | None:
         """'win' or 'loss' for the side to move at the root once proved, else None."""
     def run(self, budget: int, control: npt.NDArray[np.int64] | None = None) -> bool:

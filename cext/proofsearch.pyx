@@ -312,14 +312,28 @@ cdef class Prover:
         return self.s.replaced
 
     def numbers(self, uint64_t key):
-        """(phi, delta) the table holds for `key` ((1, 1) when it holds nothing)."""
+        """(phi, delta) of `key` as the search reads a child: the table's, else the game's
+        hint (a final position: 0 and INF), else (1, 1)."""
         cdef uint32_t phi, delta
-        look_up(&self.s, key, &phi, &delta)
+        child_numbers(&self.s, key, &phi, &delta)
         return phi, delta
+
+    def final_value(self, uint64_t key):
+        """'win' or 'loss' for the side to move of a final position (the game's own record,
+        never the table's), None for a position with moves."""
+        cdef uint64_t child[MAX_CHILDREN]
+        cdef uint32_t phi, delta
+        cdef int n = expand(&self.s, key, child, &phi, &delta)
+        if n < 0:
+            raise ValueError(ERRORS.get(n, f"{key:#x} cannot be expanded"))
+        if n > 0:
+            return None
+        return "win" if phi == 0 else "loss"
 
     def value(self):
         """'win' or 'loss' for the side to move at the root once proved, else None."""
-        phi, delta = self.numbers(self.root)
+        cdef uint32_t phi, delta
+        look_up(&self.s, self.root, &phi, &delta)
         return "win" if phi == 0 else "loss" if delta == 0 else None
 
     def run(self, int64_t budget, int64_t[::1] control=None):

@@ -549,7 +549,7 @@ def check(
             report = proofs.verify_file(proof, tier_bar)
             show(report, as_json, render.proof_check_text)
             if report["failures"]:
-                raise typer.Exit(1)
+                fail(f"{proof} does not prove its claim: {report['failures'][0]}", 1)
             return
         if not 1 <= samples <= MAX_SEARCH:
             raise BadParameters(f"--samples must be from 1 to {MAX_SEARCH:,}, not {str(samples)[:20]}")
@@ -571,6 +571,24 @@ def check(
         show(report, as_json, render.check_text)
     if report["failures"]:
         raise typer.Exit(1)
+
+
+@contextmanager
+def stop_on_terminate():
+    """SIGTERM and SIGHUP stop a long command as Ctrl-C does (its work saved where it saves
+    on Ctrl-C), then it exits 128 + the signal with one sentence."""
+    import signal
+
+    def terminated(signum, frame):
+        raise Terminated(signum)
+    previous = {s: signal.signal(s, terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    except Terminated as exc:
+        fail("terminated", 128 + exc.signum)
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)
 
 
 MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -631,7 +649,8 @@ def prove(
                 proofs.check_output(output, option)
         if proof is not None and checkpoint is not None and os.path.abspath(proof) == os.path.abspath(checkpoint):
             raise BadParameters("--proof and --checkpoint name the same file")
-        result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint)
+        with stop_on_terminate():
+            result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint)
         if result is None:
             fail(f"not proved within the budget: {prover.nodes:,} positions expanded "
                  f"(--max-nodes {max_nodes})", 1)

@@ -173,7 +173,9 @@ def check_text(r: dict) -> str:
 
 def prove_text(r: dict) -> str:
     lines = [f"game       {r['description']}", f"position   {r['position']}"]
-    if r["value"] == "win":
+    if r["moves"] == 0:
+        lines.append(f"value      {r['value']} for the side to move (game over)")
+    elif r["value"] == "win":
         lines.append(f"value      win for the side to move: {plural(len(r['winning_moves']), 'move', 'moves')} "
                      f"of {r['moves']} proved winning: {' '.join(r['winning_moves'])}")
     else:

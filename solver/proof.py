@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import zipfile
 import zlib
 from dataclasses import dataclass, field
 
@@ -38,10 +39,15 @@ INFINITY = compiled("proofsearch").INFINITY
 
 
 class BadProof(ValueError):
-    """A file that is not a sowsolve proof (or a proof file's output that cannot be written)."""
+    """A file that is not a sowsolve proof or checkpoint, or an output that cannot be one."""
 
 
-class ProofFails(BadProof):
+class DamagedProof(RuntimeError):
+    """A proof or checkpoint file that is damaged (checksum, truncation), or whose values the
+    game's positions do not bear out."""
+
+
+class ProofFails(DamagedProof):
     """A proof file that does not prove what it says."""
 
 
@@ -86,7 +92,8 @@ def prove(game: Game, position, memory: int, progress: Progress = no_progress,
     and the prover (for `extract`)."""
     entries = memory_entries(memory)
     prover = prover_for(game, position, entries)
-    if checkpoint is not None and os.path.exists(checkpoint):
+    restored = checkpoint is not None and os.path.exists(checkpoint)
+    if restored:
         restore_checkpoint(checkpoint, game, position, prover)
     started = last_saved = time.perf_counter()
     with progress(max_nodes, "positions expanded") as bar:
@@ -107,15 +114,23 @@ def prove(game: Game, position, memory: int, progress: Progress = no_progress,
                     return None, prover
                 try:
                     run_stoppable(lambda words: prover.run(budget, words))
-                except KeyboardInterrupt:
-                    if checkpoint is not None:
-                        save_checkpoint(checkpoint, game, position, prover)
+                except BaseException as stop:
+                    if checkpoint is not None and not isinstance(stop, Exception):
+                        save_checkpoint(checkpoint, game, position, prover)    # Ctrl-C, TERM
                     raise
                 if checkpoint is not None and time.perf_counter() - last_saved >= checkpoint_seconds:
                     save_checkpoint(checkpoint, game, position, prover)
                     last_saved = time.perf_counter()
     seconds = time.perf_counter() - started
     value = prover.value()
+    if restored:
+        # a checkpoint is a file like any other: the value stands only once a proof drawn from
+        # the table ends, line by line, in the game's own final positions
+        try:
+            extract(prover, game.key(position)[1], value)
+        except DamagedProof:
+            raise DamagedProof(f"--checkpoint {quote(checkpoint, 60)} holds values the game's "
+                               f"positions do not bear out (damaged or forged); start without it") from None
     moves = game.legal_moves(position)
     winning = []
     if value == "win":
@@ -141,6 +156,8 @@ def extract(prover, root: int, value: str) -> dict[int, int]:
         seen.add(key)
         children = prover.children(key)
         if not children:
+            if prover.final_value(key) != ("win" if mover_wins else "loss"):
+                raise DamagedProof("a line of the proof ends where its winner does not win")
             continue
         if not mover_wins:
             todo.extend((child, True) for child in children)
@@ -155,7 +172,7 @@ def extract(prover, root: int, value: str) -> dict[int, int]:
                     chosen = child
                     break
         if chosen is None:
-            raise RuntimeError("the search proved a position it cannot show a winning move of")
+            raise DamagedProof("the search proved a position it cannot show a winning move of")
         choices[key] = chosen
         todo.append((chosen, False))
     return choices
@@ -177,10 +194,11 @@ def save_checkpoint(path: str, game: Game, position, prover) -> None:
 
 
 def write_whole(path: str, write) -> None:
-    """write(file) into a temporary file beside `path`, synced, then renamed over it: a
-    kill at any moment leaves the old file or the new one, never a part."""
-    temporary = os.path.join(os.path.dirname(os.path.abspath(path)),
-                             f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    """write(file) into a temporary file beside `path` (beside its target, for a link),
+    synced, then renamed over it: a kill at any moment leaves the old file or the new one,
+    never a part, and a link stays a link."""
+    path = os.path.realpath(path)
+    temporary = _temporary(path)
     try:
         with open(temporary, "wb") as out:
             write(out)
@@ -196,20 +214,27 @@ def restore_checkpoint(path: str, game: Game, position, prover) -> None:
     """Refill the search from a checkpoint of the same position (checked; never unpickled)."""
     what = f"--checkpoint {quote(path, 60)}"
     try:
+        with zipfile.ZipFile(path) as archive:      # sizes as stored, before numpy allocates
+            if sum(info.file_size for info in archive.infolist()) > 32 * prover.entries + (1 << 20):
+                raise BadProof(f"{what} holds more entries than --memory gives the search's table")
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in ("keys", "phi", "delta", "work", "nodes", "identity")}
-    except (OSError, ValueError, KeyError, EOFError):
+    except BadProof:
+        raise
+    except (OSError, ValueError, KeyError, EOFError, MemoryError, zipfile.BadZipFile):
         raise BadProof(f"{what} is not a checkpoint of the proof search") from None
     identity = arrays["identity"]
     if identity.dtype != np.uint8 or identity.tobytes().decode("utf-8", "replace") != _identity(game, position):
         raise BadProof(f"{what} is a checkpoint of another board or position")
     keys, nodes = arrays["keys"], arrays["nodes"]
     if keys.dtype != np.uint64 or any(arrays[n].dtype != np.uint32 for n in ("phi", "delta", "work")) \
-            or nodes.shape != (1,) or keys.ndim != 1 or keys.size > prover.entries:
-        raise BadProof(f"{what} is not a checkpoint of the proof search (or holds more entries "
-                       f"than --memory gives the table)")
+            or nodes.dtype != np.int64 or nodes.shape != (1,) or keys.ndim != 1 \
+            or not 0 <= int(nodes[0]) < (1 << 50):
+        raise BadProof(f"{what} is not a checkpoint of the proof search")
+    if keys.size > prover.entries:
+        raise BadProof(f"{what} holds more entries than --memory gives the search's table")
     try:
-        prover.restore(keys, arrays["phi"], arrays["delta"], arrays["work"], max(0, int(nodes[0])))
+        prover.restore(keys, arrays["phi"], arrays["delta"], arrays["work"], int(nodes[0]))
     except ValueError as exc:
         raise BadProof(f"{what}: {exc}") from None
 
@@ -218,16 +243,35 @@ def restore_checkpoint(path: str, game: Game, position, prover) -> None:
 
 def check_output(path: str, option: str = "--proof") -> None:
     """A proof or checkpoint goes to a new or regular file (written whole through a temporary
-    file beside it, then renamed): refuse a directory, a device or a missing directory before
-    searching."""
+    file beside it, then renamed), checked before searching: refuse an empty name, a
+    directory, a device, a missing directory, a name the file system refuses, and (for a
+    proof) an existing file that is not a proof."""
+    if not path or path.endswith(os.sep):
+        raise BadProof(f"{option} {quote(path, 60)} is not a file name")
     if os.path.isdir(path):
         raise BadProof(f"{option} {quote(path, 60)} is a directory")
     if os.path.exists(path) and not os.path.isfile(path):
         raise BadProof(f"{option} {quote(path, 60)} is not a regular file (it is written whole, "
                        f"then renamed into place)")
-    directory = os.path.dirname(os.path.abspath(path))
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target)
     if not os.path.isdir(directory):
         raise BadProof(f"{option} {quote(path, 60)}: no directory {quote(directory, 60)}")
+    if option == "--proof" and os.path.isfile(target):
+        with open(target, "rb") as existing:
+            if not existing.read(64).startswith(b'{"format": "' + PROOF_FORMAT.encode()):
+                raise BadProof(f"--proof {quote(path, 60)} exists and is not a proof: choose "
+                               f"another name or remove it")
+    try:                                    # the name as the file system takes it
+        probe = os.open(_temporary(target), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except OSError as exc:
+        raise BadProof(f"{option} {quote(path, 60)} cannot be written ({exc.strerror})") from None
+    os.close(probe)
+    os.remove(_temporary(target))
+
+
+def _temporary(target: str) -> str:
+    return os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{os.getpid()}.tmp")
 
 
 def write_proof(path: str, game: Game, position, value: str, choices: dict[int, int]) -> int:
@@ -272,18 +316,18 @@ def read_proof(path: str) -> ProofFile:
                            f"this sowsolve reads version {PROOF_VERSION}")
         count = header.get("winner_positions")
         if type(count) is not int or not 0 <= count <= (1 << 40):
-            raise BadProof(f"{path}: its count of positions is not valid")
+            raise DamagedProof(f"{path}: its count of positions is not valid")
         payload = stream.read(16 * count + (16 * count >> 7) + (1 << 16))
         if stream.read(1):
-            raise BadProof(f"{path}: it holds more than its count of positions")
+            raise DamagedProof(f"{path}: it holds more than its count of positions")
     if header.get("payload_crc32") != zlib.crc32(payload):
-        raise BadProof(f"{path}: its positions fail their checksum (the file is damaged)")
+        raise DamagedProof(f"{path}: its positions fail their checksum (the file is damaged)")
     try:
         raw = zstandard.ZstdDecompressor().decompress(payload, max_output_size=16 * count)
     except zstandard.ZstdError:
-        raise BadProof(f"{path}: its positions do not decompress") from None
+        raise DamagedProof(f"{path}: its positions do not decompress") from None
     if len(raw) != 16 * count:
-        raise BadProof(f"{path}: it holds {len(raw) // 16} positions, not {count}")
+        raise DamagedProof(f"{path}: its positions take {len(raw):,} bytes, not {16 * count:,}")
     parameters = header.get("parameters")
     if not isinstance(parameters, dict) or not isinstance(header.get("game"), str):
         raise BadProof(f"{path}: it does not name its game")
@@ -301,7 +345,7 @@ def read_proof(path: str) -> ProofFile:
     words = np.frombuffer(raw, dtype="<u8")
     keys, chosen = words[:count].astype(np.uint64), words[count:].astype(np.uint64)
     if count > 1 and not bool(np.all(keys[1:] > keys[:-1])):
-        raise BadProof(f"{path}: its positions are not in order")
+        raise DamagedProof(f"{path}: its positions are not in order")
     return ProofFile(game, position, header["value"], keys, chosen)
 
 

@@ -254,7 +254,8 @@ def bounded_decompress(payload: bytes, size: int, where: str) -> bytes:
     except zstandard.ZstdError:
         raise CorruptTable(f"{where} is not a zstd frame") from None
     if declared != size:
-        raise CorruptTable(f"{where} declares {declared} bytes; expected {size}")
+        said = "does not declare its size" if declared < 0 else f"declares {declared} bytes"
+        raise CorruptTable(f"{where} {said}; expected {size} bytes")
     parts, got = [], 0
     try:
         with _decompressor().stream_reader(payload, read_across_frames=False) as reader:

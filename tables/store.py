@@ -443,12 +443,13 @@ class _TableFile:
                          stored_size_bound(count, keys))
         if data is None:
             raise CorruptTable(f"{self.path} is corrupt: it lacks {what} {block} of tier {tier}")
+        long = NO_LONG if keys else self._long_table(tier)     # its errors name the file already
         try:
             array = decode_block(data, tier, block, count, keys, context)
             if keys:
                 _check_keys(self.game, tier, block, array, first_keys)
             else:
-                records = widen(array, self._long_table(tier), block * self.block_records)
+                records = widen(array, long, block * self.block_records)
                 _check_records(self.game, tier, block, records)
                 if full:
                     array = records

@@ -148,12 +148,13 @@ def test_tampered_proofs_are_refused(tmp_path):
         result = run("check", "--proof", forged)
         assert result.exit_code == 1, (edit.__name__, result.output)
         assert "FAILED" in result.stdout and words in result.stdout, (edit.__name__, result.output)
+        assert result.stderr.startswith("sowsolve: ") and len(result.stderr.splitlines()) == 1
     damaged = tmp_path / "damaged.proof"
     data = bytearray(path.read_bytes())
     data[-5] ^= 0xFF
     damaged.write_bytes(bytes(data))
     result = run("check", "--proof", damaged)
-    assert result.exit_code == 2 and "checksum" in result.stderr, result.output
+    assert result.exit_code == 1 and "checksum" in result.stderr, result.output    # damaged: 1
     for text in (b"", b"hello\n", b'{"format": "sowsolve-table"}\n'):
         other = tmp_path / "other.proof"
         other.write_bytes(text)
@@ -220,3 +221,46 @@ def test_the_search_s_hint_knows_the_end_as_the_rules_do(table_3x4):
                 else:
                     assert phi >= 1 and delta >= 1
     assert finals > 0
+
+
+def test_a_forged_checkpoint_never_gives_a_value(tmp_path):
+    """A checkpoint whose entries call every position on the way a loss (a valid file, values
+    made up) is refused after the search: the value stands only on a proof that ends in the
+    game's own final positions."""
+    game = make_game("overflow", size="3x3")
+    checkpoint = tmp_path / "forged.ckpt"
+    proved, prover = proofs.prove(game, game.initial(), MEMORY)
+    keys, phi, delta, work, nodes = prover.state()
+    loss = proofs.INFINITY
+    identity = np.frombuffer(json.dumps({"game": game.name, "parameters": game.parameters(),
+                                         "position": game.format_position(game.initial())},
+                                        sort_keys=True).encode(), dtype=np.uint8)
+    for name, forged_phi, forged_delta in (("every-loss", loss, 0), ("every-win", 0, loss)):
+        with open(checkpoint, "wb") as out:
+            np.savez(out, keys=keys, phi=np.full_like(phi, forged_phi), delta=np.full_like(delta, forged_delta),
+                     work=work, nodes=np.array([nodes], dtype=np.int64), identity=identity)
+        result = run("prove", "overflow", "--size", "3x3", "--checkpoint", checkpoint)
+        assert result.exit_code == 1 and "do not bear out" in result.stderr, (name, result.output)
+        assert "value" not in result.stdout, name
+
+
+def test_a_move_that_ends_the_game_at_once_is_listed_as_winning():
+    game = make_game("overflow", size="3x3")
+    position = game.parse_position("210/000/000 L")
+    proved, _ = proofs.prove(game, position, MEMORY)
+    ending = [game.format_move(m) for m in game.legal_moves(position)
+              if game.outcome(game.play(position, m)) == "loss"]
+    assert ending and proved.value == "win" and set(ending) <= set(proved.winning_moves)
+    over = run("prove", "overflow", "--size", "3x3", "--position", "900/000/000 L")
+    assert over.exit_code == 0 and "loss for the side to move (game over)" in over.stdout, over.output
+
+
+def test_outputs_are_checked_before_the_search(tmp_path):
+    table = tmp_path / "t.sqlite"
+    table.write_bytes(b"SQLite format 3\0" + bytes(100))
+    for target, words in ((table, "exists and is not a proof"), (f"{tmp_path}/x.proof/", "not a file name"),
+                          ("", "not a file name"), (tmp_path / ("a" * 300), "cannot be written")):
+        result = run("prove", "overflow", "--size", "3x4", "--proof", target)
+        assert result.exit_code == 2 and words in result.stderr, (target, result.output)
+    assert table.read_bytes().startswith(b"SQLite format 3")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.sqlite"]

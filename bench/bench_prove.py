@@ -1,0 +1,68 @@
+"""The proof search against the full solve, printed as JSON: for each Overflow board given,
+`sowsolve prove overflow --size RxC --json` and `sowsolve solve overflow --size RxC --json`
+(each one process under `/usr/bin/time -v`): value, positions expanded or solved, seconds,
+peak memory, and the ratio of the two times.
+
+    python bench/bench_prove.py --size 3x4 --size 4x4 [--memory 1G] [--no-solve] [--out FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import tempfile
+
+from report import emit
+
+
+def timed(command: list[str]) -> tuple[dict | None, float, int, str]:
+    """(JSON printed or None, wall seconds, peak RSS in KB, last error line)."""
+    run = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True)
+    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr).group(1))
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", run.stderr).group(1)
+    seconds = 0.0
+    for part in wall.split(":"):
+        seconds = seconds * 60 + float(part)
+    said = [line for line in run.stderr.splitlines() if line.startswith("sowsolve:")]
+    return (json.loads(run.stdout) if run.returncode == 0 else None), round(seconds, 1), peak, \
+        (said[-1] if said else "")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size", action="append", required=True)
+    parser.add_argument("--memory", default="1G")
+    parser.add_argument("--no-solve", action="store_true", help="prove only")
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    exe = shutil.which("sowsolve") or "sowsolve"
+    runs = []
+    with tempfile.TemporaryDirectory() as directory:
+        for size in args.size:
+            proved, seconds, peak, error = timed([exe, "prove", "overflow", "--size", size, "--memory",
+                                                  args.memory, "--json"])
+            run = {"size": size, "prove": {"value": proved and proved["value"],
+                                           "winning_moves": proved and proved["winning_moves"],
+                                           "nodes": proved and proved["nodes"], "wall_seconds": seconds,
+                                           "peak_rss_kb": peak, "failed": error or None}}
+            if not args.no_solve:
+                table = os.path.join(directory, f"o{size}.sqlite")
+                solved, seconds, peak, error = timed([exe, "solve", "overflow", "--size", size, "--table",
+                                                      table, "--json", "--allow-large"])
+                run["solve"] = {"positions": solved and solved.get("positions_per_side"),
+                                "wall_seconds": seconds, "peak_rss_kb": peak, "failed": error or None}
+                if proved and solved:
+                    run["solve_over_prove"] = round(run["solve"]["wall_seconds"] / run["prove"]["wall_seconds"], 2)
+            runs.append(run)
+    emit({"command": "/usr/bin/time -v sowsolve prove overflow --size RxC --memory M --json; "
+                     "/usr/bin/time -v sowsolve solve overflow --size RxC --json",
+          "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+          "memory": args.memory, "runs": runs}, args.out)
+
+
+if __name__ == "__main__":
+    main()
