@@ -24,8 +24,7 @@ replaced): for every position of the winner's on it, the child chosen.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memset
+from libc.stdlib cimport calloc, free, malloc
 
 import numpy as np
 cimport numpy as cnp
@@ -75,8 +74,12 @@ cdef struct Entry:
 
 
 cdef inline uint32_t sat_add(uint32_t a, uint32_t b) noexcept nogil:
+    """a + b, INF only where one of them is (a proof or disproof); a sum that grows past the
+    numbers saturates at INF - 1, which no threshold takes for proved."""
     cdef uint64_t s = <uint64_t>a + b
-    return INF if s >= INF else <uint32_t>s
+    if a == INF or b == INF:
+        return INF
+    return INF - 1 if s >= INF - 1 else <uint32_t>s
 
 
 cdef struct Search:
@@ -409,7 +412,9 @@ cdef class Prover:
         if p.shape[0] != n or d.shape[0] != n or w.shape[0] != n:
             raise ValueError("a checkpoint's arrays differ in length")
         for i in range(n):
-            if k[i] == 0 or p[i] > INF or d[i] > INF:
+            # a search writes (0, INF), (INF, 0), or two numbers from 1 to INF - 1
+            if k[i] == 0 or not ((p[i] == 0 and d[i] == INF) or (p[i] == INF and d[i] == 0)
+                                 or (1 <= p[i] < INF and 1 <= d[i] < INF)):
                 raise ValueError("a checkpoint holds an entry no search writes")
         with nogil:
             for i in range(n):

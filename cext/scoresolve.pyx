@@ -452,12 +452,12 @@ def solve_graph(dict graph, int64_t[::1] control=None):
 #
 # Per position three arrays: the record (2 bytes; before a position's value is known it holds
 # the summary of its exits for the sweep under way), a flags byte (a counter of moves not yet
-# settled and four bits) and a distance word (uint16) (the forcing side's best offer, or the delaying
-# side's slowest counted move).  Distances are processed in order through per-thread lists of
-# indices (uint32), one per distance, so every level runs on all threads; edges have length
-# one, and a level's work only adds to later levels (or, for the capped remoteness and 'no
-# end', to its own level, which is then run again).  The rules are the ones of solve_graph
-# above; solve_tier gives the same records (tests compare them).
+# settled and four bits) and a distance word (uint16: the forcing side's best offer, or the
+# delaying side's slowest counted move).  Distances are processed in order through per-thread
+# lists of indices (uint32), one per distance, so every level runs on all threads; edges have
+# length one, and a level's work only adds to later levels (or, for 'no end', to its own level,
+# which is then run again; a line reaching DIST_CAP is an error).  The rules are the ones of
+# solve_graph above; solve_tier gives the same records and long tables (tests compare them).
 
 from libc.stdint cimport uint32_t
 from libc.stdlib cimport calloc, malloc
@@ -855,6 +855,7 @@ cdef void seed_threshold(Sweep *s) noexcept nogil:
             r = s.rec[i]
             v = MARGIN_VALUE(r) if f & F_EXIT else 0x7FFF
             d = MARGIN_REMOTENESS(r)
+            best = 0                # assigned in the loop: private to each thread
             if v == s.t and d == MARGIN_REM_ENDLESS:
                 d = DIST_ENDLESS
             elif v == s.t and d == MARGIN_REM_LONG:

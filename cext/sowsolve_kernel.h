@@ -142,7 +142,7 @@ typedef struct GameKernel {
 /* One tier of a score game with cycles inside its tiers, for the compact score solver
  * (scoresolve.pyx), handed over in a PyCapsule named SOWSOLVE_SCORE_TIER_CAPSULE.  The game
  * generates moves and un-moves in its kernel, so the solver keeps no move graph: it holds a
- * record, a counter byte and a distance byte per position.  Values are for the first player
+ * record, a counter byte and a distance word per position.  Values are for the first player
  * (index side 0), the maximiser; |value| <= bound; play that never captures again is worth
  * endless_value.  All three calls are thread-safe (the context is read only). */
 #define SOWSOLVE_SCORE_TIER_CAPSULE "sowsolve.ScoreTier"

@@ -13,7 +13,8 @@ from cpython.pycapsule cimport PyCapsule_New
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport (CONTROL_FLUSH, MARGIN_UNSOLVED, MARGIN_VALUE, Control, margin_plies,
+from kernel_api cimport (CONTROL_FLUSH, MARGIN_MAX_REMOTENESS, MARGIN_REM_LONG, MARGIN_UNSOLVED,
+                         MARGIN_VALUE, Control, margin_plies,
                          SCORE_ERR_BEYOND, SCORE_ERR_LONG, SCORE_ERR_PREDS, SCORE_ERR_UNSOLVED, SCORE_EXIT,
                          SOWSOLVE_SCORE_TIER_CAPSULE, ScoreTier, SignalPoll, control_of, ctl_add,
                          ctl_stopped, poll_signals, raise_pending)
@@ -189,9 +190,10 @@ cdef class ZigZagKernel:
 # Tier (S, c): S seeds on the board, c who captured last (0 nobody, 1 P, 2 p).  Inside a tier the
 # index is (rank(board) * 2 + side) * 3 + ko slot, with the board ranked among the compositions
 # of S into 2n pits and the ko slot 0 (none), 1 or 2 (the side to move's left or right centre
-# pit).  Records follow the margin layout of sowsolve_kernel.h (MARGIN_VALUE, MARGIN_REMOTENESS;
-# remoteness MARGIN_REM_ENDLESS: the value comes from play that avoids captures forever), which
-# is also how scoresolve.pyx reads the remoteness of an exit.
+# pit).  Records follow the margin layout of sowsolve_kernel.h (MARGIN_VALUE, and the remoteness
+# read through margin_plies: the 9-bit field, the tier's long table for MARGIN_REM_LONG, and
+# DIST_ENDLESS for MARGIN_REM_ENDLESS: the value comes from play that avoids captures forever);
+# zz_moves hands scoresolve.pyx an exit's remoteness in those plies.
 
 
 cdef enum:
@@ -499,6 +501,10 @@ cdef class ScoreTierOf:
             table = np.ascontiguousarray(table, dtype=np.uint64)
             if table.ndim != 1 or (table.size > 1 and not bool(np.all(np.diff(table.astype(np.int64)) > 0))):
                 raise ValueError(f"the long table of the tier of {s} seeds is not sorted")
+            plies = table & np.uint64(0xFFFF)
+            if table.size and (int(plies.min()) < MARGIN_REM_LONG or int(plies.max()) > MARGIN_MAX_REMOTENESS):
+                raise ValueError(f"the long table of the tier of {s} seeds holds a remoteness "
+                                 f"outside {MARGIN_REM_LONG}..{MARGIN_MAX_REMOTENESS} plies")
             self.keep.append(table)
             self.t.low_nlong[s] = table.shape[0]
             if table.shape[0]:

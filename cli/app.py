@@ -647,10 +647,12 @@ def prove(
         for output, option in ((proof, "--proof"), (checkpoint, "--checkpoint")):
             if output is not None:
                 proofs.check_output(output, option)
-        if proof is not None and checkpoint is not None and os.path.abspath(proof) == os.path.abspath(checkpoint):
+        if proof is not None and checkpoint is not None and os.path.realpath(proof) == os.path.realpath(checkpoint):
             raise BadParameters("--proof and --checkpoint name the same file")
         with stop_on_terminate():
             result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint)
+            if result is not None and proof is not None and not result.winner_choices:
+                result.winner_choices = proofs.extract(prover, g.key(pos)[1], result.value)
         if result is None:
             fail(f"not proved within the budget: {prover.nodes:,} positions expanded "
                  f"(--max-nodes {max_nodes})", 1)
@@ -662,7 +664,7 @@ def prove(
                   "entries_replaced": result.replaced,
                   "note": "remoteness is no part of a proof: the moves proved win, not necessarily fastest"}
         if proof is not None:
-            choices = proofs.extract(prover, g.key(pos)[1], result.value)
+            choices = result.winner_choices
             report["proof"] = {"file": proof, "winner_positions": len(choices),
                                "bytes": proofs.write_proof(proof, g, pos, result.value, choices)}
         show(report, as_json, render.prove_text)

@@ -64,12 +64,19 @@ class Proved:
     winner_choices: dict[int, int] = field(default_factory=dict)   # filled by `extract`
 
 
+#: what the process takes beside the search's table (Python, numpy, the kernels, the proof's
+#: bookkeeping), kept out of --memory so that the whole process stays under it (measured: about
+#: 70 MB on 4x4)
+PROCESS_BYTES = 128 << 20
+
+
 def memory_entries(memory: int) -> int:
-    """Entries of the search's table for a --memory budget in bytes."""
-    entries = memory // ENTRY_BYTES
+    """Entries of the search's table for a --memory budget in bytes: the whole process stays
+    under the budget."""
+    entries = (memory - PROCESS_BYTES) // ENTRY_BYTES
     if entries < 1024:
         raise BadParameters(f"--memory {memory} bytes is too small for the proof search (at least "
-                            f"{1024 * ENTRY_BYTES} bytes)")
+                            f"{PROCESS_BYTES + 1024 * ENTRY_BYTES} bytes)")
     return entries
 
 
@@ -123,23 +130,27 @@ def prove(game: Game, position, memory: int, progress: Progress = no_progress,
                     last_saved = time.perf_counter()
     seconds = time.perf_counter() - started
     value = prover.value()
+    choices: dict[int, int] = {}
     if restored:
         # a checkpoint is a file like any other: the value stands only once a proof drawn from
         # the table ends, line by line, in the game's own final positions
         try:
-            extract(prover, game.key(position)[1], value)
+            choices = extract(prover, game.key(position)[1], value)
         except DamagedProof:
             raise DamagedProof(f"--checkpoint {quote(checkpoint, 60)} holds values the game's "
                                f"positions do not bear out (damaged or forged); start without it") from None
     moves = game.legal_moves(position)
     winning = []
+    root = game.key(position)[1]
     if value == "win":
         for move in moves:
             _, child = game.key(game.play(position, move))
-            if prover.numbers(child)[1] == 0:        # proved lost for the side to move there
+            # proved lost for the side to move there: by this run (a restored table's entries
+            # count only for the move its checked proof chose)
+            if (choices.get(root) == child) if restored else prover.numbers(child)[1] == 0:
                 winning.append(game.format_move(move))
     return Proved(value, winning, len(moves), prover.nodes, round(seconds, 3), prover.entries,
-                  prover.entries * ENTRY_BYTES, prover.replaced), prover
+                  prover.entries * ENTRY_BYTES, prover.replaced, choices), prover
 
 
 def extract(prover, root: int, value: str) -> dict[int, int]:
@@ -147,13 +158,15 @@ def extract(prover, root: int, value: str) -> dict[int, int]:
     chosen (a proved loss for its side to move).  Positions whose entries were replaced are
     searched again."""
     choices: dict[int, int] = {}
-    seen: set[int] = set()
+    seen: set[tuple[int, bool]] = set()
     todo = [(root, value == "win")]
     while todo:
         key, mover_wins = todo.pop()
-        if key in seen:
+        # a position and its mirror with the houses (and sides) swapped share a key: the role
+        # (winner or loser to move) is part of what was checked
+        if (key, mover_wins) in seen:
             continue
-        seen.add(key)
+        seen.add((key, mover_wins))
         children = prover.children(key)
         if not children:
             if prover.final_value(key) != ("win" if mover_wins else "loss"):
@@ -322,7 +335,11 @@ def read_proof(path: str) -> ProofFile:
             raise DamagedProof(f"{path}: it holds more than its count of positions")
     if header.get("payload_crc32") != zlib.crc32(payload):
         raise DamagedProof(f"{path}: its positions fail their checksum (the file is damaged)")
-    try:
+    try:        # the frame must declare its size, and that size, before anything is allocated
+        declared = zstandard.frame_content_size(payload)
+        if declared != 16 * count:
+            raise DamagedProof(f"{path}: its positions do not take the {16 * count:,} bytes of "
+                               f"its count")
         raw = zstandard.ZstdDecompressor().decompress(payload, max_output_size=16 * count)
     except zstandard.ZstdError:
         raise DamagedProof(f"{path}: its positions do not decompress") from None
@@ -354,16 +371,19 @@ def verify_proof(proof: ProofFile, progress: Progress = no_progress) -> dict:
     of the winner legal, every line ending in the winner's win.  BadProof at the first fault."""
     game, start = proof.game, proof.position
     winner = start.side if proof.value == "win" else None
-    verified: set[int] = set()
+    verified: set[tuple[int, bool]] = set()
     todo = [start]
     checked = 0
     with progress(None, "positions verified") as bar:
         while todo:
             position = todo.pop()
             _, key = game.key(position)
-            if key in verified:
+            # a position and its mirror with the houses swapped (the other side to move) share
+            # a key: a key checked with the winner to move says nothing of it with the loser
+            role = (key, position.side == winner)
+            if role in verified:
                 continue
-            verified.add(key)
+            verified.add(role)
             checked += 1
             bar.update(1)
             text = game.format_position(position)

@@ -99,10 +99,11 @@ class Margin(NamedTuple):
 
     def to_record(self) -> int:
         """The full record (bits 16 and up hold a long remoteness)."""
-        rem = REM_ENDLESS if self.remoteness is None else self.remoteness
-        if rem != REM_ENDLESS and rem >= REM_LONG:
-            return (rem << 16) | (REM_LONG << _REM_SHIFT) | (self.margin + _BIAS)
-        return (rem << _REM_SHIFT) | (self.margin + _BIAS)
+        if self.remoteness is None:
+            return (REM_ENDLESS << _REM_SHIFT) | (self.margin + _BIAS)
+        if self.remoteness >= REM_LONG:
+            return (self.remoteness << 16) | (REM_LONG << _REM_SHIFT) | (self.margin + _BIAS)
+        return (self.remoteness << _REM_SHIFT) | (self.margin + _BIAS)
 
     @property
     def value(self) -> int:

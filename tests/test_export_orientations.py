@@ -27,8 +27,8 @@ def test_every_orientation_writes_each_class_whole(tmp_path):
         for row in rows[::7]:
             value = table.probe(row["position"])
             assert (value.value, str(value.remoteness)) == (row["value"], row["remoteness"]), row
-    # and the rows are exactly the positions reachable from the start, played out with the
-    # reference rules (no symmetry): a walk of every move from the start
+    # and (3x3: no reflection swaps the houses, an odd side) the rows are exactly the positions
+    # reachable from the start, played out with the reference rules: a walk of every move
     seen, todo = {game.initial()}, [game.initial()]
     while todo:
         position = todo.pop()

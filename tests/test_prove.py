@@ -15,7 +15,7 @@ from sowsolve.solver import proof as proofs
 from sowsolve.solver.games import make_game
 from sowsolve.tables.store import open_table
 
-MEMORY = 64 << 20
+MEMORY = 192 << 20
 
 
 def run(*args):
@@ -64,7 +64,7 @@ def test_a_table_smaller_than_the_search_still_proves(table_3x4):
     """A table of 2**20 entries holds less than the 3x4 search visits: entries are replaced,
     positions searched again, and the value is still the table's."""
     game, path = table_3x4
-    proved, prover = proofs.prove(game, game.initial(), (1 << 20) * proofs.ENTRY_BYTES)
+    proved, prover = proofs.prove(game, game.initial(), proofs.PROCESS_BYTES + (1 << 20) * proofs.ENTRY_BYTES)
     assert proved.replaced > 0
     with open_table(path) as table:
         assert proved.value == table.probe(game.initial()).value
@@ -74,7 +74,7 @@ def test_a_table_smaller_than_the_search_still_proves(table_3x4):
 @pytest.fixture(scope="module")
 def proof_3x4(tmp_path_factory):
     path = tmp_path_factory.mktemp("proof") / "o34.proof"
-    result = run("prove", "overflow", "--size", "3x4", "--proof", path, "--json", "--memory", "64M")
+    result = run("prove", "overflow", "--size", "3x4", "--proof", path, "--json", "--memory", "192M")
     assert result.exit_code == 0, result.output
     return path, json.loads(result.stdout)
 
@@ -109,7 +109,7 @@ def test_tampered_proofs_are_refused(tmp_path):
     """On 3x3 (a loss for Light: Dark is the winner), with the table to find a losing move."""
     game = solve_to(tmp_path / "o33.sqlite", "overflow", size="3x3")
     path = tmp_path / "o33.proof"
-    assert run("prove", "overflow", "--size", "3x3", "--proof", path, "--memory", "64M").exit_code == 0
+    assert run("prove", "overflow", "--size", "3x3", "--proof", path, "--memory", "192M").exit_code == 0
     assert run("check", "--proof", path).exit_code == 0
     with open_table(tmp_path / "o33.sqlite") as table:
         # a position of Dark's one move into the proof, and a move of Dark's there that loses
@@ -264,3 +264,29 @@ def test_outputs_are_checked_before_the_search(tmp_path):
         assert result.exit_code == 2 and words in result.stderr, (target, result.output)
     assert table.read_bytes().startswith(b"SQLite format 3")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.sqlite"]
+
+
+DATA = __import__("pathlib").Path(__file__).resolve().parent / "data"
+
+
+def test_a_mirror_with_the_loser_to_move_is_checked_on_its_own(tmp_path):
+    """On boards with an even side a position and its mirror with the houses (and the side to
+    move) swapped share a key.  Two forged files (made by a reviewer) pass only if a key checked
+    with the winner to move counts as checked with the loser to move: a proof that '002/011 D'
+    (a loss) is a win, and a checkpoint whose proved entries make '110/111 L' (a loss) a win."""
+    forged = tmp_path / "forged.proof"
+    forged.write_bytes((DATA / "overflow-2x3-mirror-forged.proof").read_bytes())
+    result = run("check", "--proof", forged)
+    assert result.exit_code == 1 and "does not prove its claim" in result.stderr, result.output
+    checkpoint = tmp_path / "forged.ckpt"
+    checkpoint.write_bytes((DATA / "overflow-2x3-mirror-forged.ckpt").read_bytes())
+    result = run("prove", "overflow", "--size", "2x3", "--position", "110/111 L", "--checkpoint", checkpoint)
+    assert result.exit_code == 1 and "do not bear out" in result.stderr, result.output
+    honest = run("prove", "overflow", "--size", "2x3", "--position", "110/111 L", "--json")
+    assert json.loads(honest.stdout)["value"] == "loss"
+
+
+def test_a_remoteness_of_511_plies_is_not_no_end():
+    from sowsolve.solver.values import Margin, MARGIN
+    for plies in (509, 510, 511, 512, 65533, None):
+        assert MARGIN.decode(Margin(3, plies).to_record()) == Margin(3, plies), plies
