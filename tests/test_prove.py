@@ -290,3 +290,24 @@ def test_a_remoteness_of_511_plies_is_not_no_end():
     from sowsolve.solver.values import Margin, MARGIN
     for plies in (509, 510, 511, 512, 65533, None):
         assert MARGIN.decode(Margin(3, plies).to_record()) == Margin(3, plies), plies
+
+
+def test_the_readme_figures_of_4x4_are_the_measured_ones():
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    runs = json.loads((root / "bench/results/prove.json").read_text())["runs"]
+    run_ = next(r for r in runs if r["size"] == "4x4")
+    text = " ".join((root / "README.md").read_text().split())
+    found = re.search(r"\*\*4x4 start is proved a win\*\* \(([^)]*) proved winning\) in (\d+) s, "
+                      r"([\d,]+) positions expanded and ([\d.]+) GB at peak .*? the full solve took "
+                      r"(\d+) s and ([\d.]+) GB in the same run: ([\d.]+) times faster", text)
+    assert found, "the README gives the 4x4 proof"
+    assert found[1].split(" and ") == run_["prove"]["winning_moves"]
+    assert int(found[2]) == round(run_["prove"]["wall_seconds"])
+    assert int(found[3].replace(",", "")) == run_["prove"]["nodes"]
+    assert float(found[4]) == round(run_["prove"]["peak_rss_kb"] * 1024 / 1e9, 2)
+    assert run_["prove"]["peak_rss_kb"] * 1024 <= 1 << 30          # within --memory 1G
+    assert int(found[5]) == round(run_["solve"]["wall_seconds"])
+    assert float(found[6]) == round(run_["solve"]["peak_rss_kb"] * 1024 / 1e9, 1)
+    assert float(found[7]) == round(run_["solve_over_prove"], 1)
