@@ -98,16 +98,18 @@ cdef inline Entry *bucket_of(Search *s, uint64_t key) noexcept nogil:
     return &s.table[<int64_t>(key_mix(key) % <uint64_t>s.buckets) * BUCKET]
 
 
-cdef inline void look_up(Search *s, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
+cdef inline bint look_up(Search *s, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
+    """(phi, delta) the table holds for `key`, else (1, 1); whether it holds them."""
     cdef Entry *b = bucket_of(s, key)
     cdef int i
     for i in range(BUCKET):
         if b[i].key == key:
             phi[0] = b[i].phi
             delta[0] = b[i].delta
-            return
+            return True
     phi[0] = 1
     delta[0] = 1
+    return False
 
 
 cdef inline uint32_t work_of(Search *s, uint64_t key) noexcept nogil:
@@ -188,16 +190,7 @@ cdef int expand(Search *s, uint64_t key, uint64_t *child, uint32_t *phi, uint32_
 cdef inline void child_numbers(Search *s, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
     """(phi, delta) of a child: the table's, else the game's hint (final positions at once),
     else (1, 1)."""
-    cdef Entry *b = bucket_of(s, key)
-    cdef int i
-    for i in range(BUCKET):
-        if b[i].key == key:
-            phi[0] = b[i].phi
-            delta[0] = b[i].delta
-            return
-    phi[0] = 1
-    delta[0] = 1
-    if s.game.proof_hint != NULL:
+    if not look_up(s, key, phi, delta) and s.game.proof_hint != NULL:
         s.game.proof_hint(s.game.ctx, key, phi, delta)
 
 

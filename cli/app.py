@@ -334,6 +334,10 @@ def query(
                                         "of the tables directory whose game and board fit the "
                                         "position."),
     max_positions: int = MAX_POSITIONS,
+    max_nodes: Optional[int] = typer.Option(None, "--max-nodes", **WHOLE, help="Overflow: a "
+                                            "position the table lacks is proved by the proof "
+                                            "search within this many expansions (value and the "
+                                            "moves proved, no remoteness), not searched whole."),
     stores: Optional[str] = typer.Option(None, "--stores", help="Zig Zag: seeds already in the "
                                          "stores of P and p, as P,p; adds the final result."),
     show_line: bool = typer.Option(False, "--line", help="Also print the best line: each ply's "
@@ -353,7 +357,9 @@ def query(
     is null where play never ends with best play.
 
     An Overflow table holds the positions reachable from the start; any other position is
-    answered by a search from it (JSON "source": "search"), up to --max-positions.
+    answered by a search from it (JSON "source": "search"), up to --max-positions, or with
+    --max-nodes by the proof search ("source": "proof": win or loss, no remoteness; "not
+    proved within the budget", exit 1, when it runs out).
 
     \b
     Examples:
@@ -364,13 +370,17 @@ def query(
     """
     with clear_errors():
         check_max_positions(max_positions)
+        if max_nodes is not None and not 1 <= max_nodes <= MAX_SEARCH:
+            raise BadParameters(f"--max-nodes must be from 1 to {MAX_SEARCH:,}, not {str(max_nodes)[:20]}")
+        if max_nodes is not None and (show_line or plies is not None):
+            raise BadParameters("--line follows remoteness, which a proof (--max-nodes) does not give")
         if plies is not None and not 1 <= plies <= queries.MAX_LINE:
             raise BadParameters(f"--plies must be from 1 to {queries.MAX_LINE:,}, not "
                                 f"{str(plies)[:20]}")
         path = table if table is not None else locate.table_for_position(position)
         with open_table(path) as t:
             locate.parse_for_table(t.game, position)
-            result = queries.query(t, position, max_positions, progress=tier_bar)
+            result = queries.query(t, position, max_positions, progress=tier_bar, max_nodes=max_nodes)
             if stores is not None:
                 result["result"] = queries.final_result(t, result, stores)
                 result["stores"] = list(result["result"]["given"].values())

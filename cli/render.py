@@ -73,13 +73,17 @@ def query_text(r: dict) -> str:
     lines = [f"game       {r['description']}" + (f" (table {r['table']})" if r.get("table") else ""),
              f"position   {r['position']}",
              f"value      {_value(r, r['value'], r['remoteness'])}"]
-    if r.get("source", "table") != "table":
+    if r.get("source") == "proof":
+        lines.append(f"source     a proof search from this position ({r['nodes']:,} positions "
+                     f"expanded; the table does not hold it): the moves it proved, no remoteness")
+    elif r.get("source", "table") != "table":
         lines.append("source     a search from this position (the table does not hold it)")
     if r["moves"]:
         lines.append("moves      (value for the side playing it)")
         width = max(len(m["move"]) for m in r["moves"])
         for m in r["moves"]:
-            rem = "no end" if m["remoteness"] is None else m["remoteness"]
+            rem = ("proved" if r.get("source") == "proof" else "no end") if m["remoteness"] is None \
+                else m["remoteness"]
             lines.append(f"  {m['move']:<{width}}  {VALUE_KINDS[r['value_kind']].short(m['value']):<5} {rem}")
         lines.append(f"best       {' '.join(r['best'])}")
     if "result" in r:

@@ -263,6 +263,8 @@ class WinLoss(ValueKind):
                 f"{expected.value} in {expected.remoteness}")
 
     def text(self, value, remoteness) -> str:
+        if remoteness is None:
+            return f"{value} (proved; remoteness is no part of a proof)"
         if remoteness == 0:
             return f"{value} (game over)"
         return f"{value} in {plies(remoteness)}"

@@ -26,18 +26,55 @@ def _value_dict(value) -> dict:
     return {"value": value.value, "remoteness": value.remoteness}
 
 
+class NotProved(RuntimeError):
+    """A proof search that spent its budget before proving the position."""
+
+
+#: the table of the proof search that answers a position a table lacks (query --max-nodes)
+PROOF_MEMORY = 1 << 30
+
+
+def proved(table: Table, position, max_nodes: int, progress: Progress | None) -> dict:
+    """A position the table lacks, answered by the proof search within `max_nodes`
+    expansions: its value and the moves the search proved (win or loss for the side playing
+    them), no remoteness (no part of a proof).  NotProved when the budget runs out."""
+    from ..solver import proof as proofs
+    game = table.game
+    result, prover = proofs.prove(game, position, PROOF_MEMORY, progress or no_progress, max_nodes)
+    if result is None:
+        raise NotProved(f"{game.format_position(position)} is not proved within the budget: "
+                        f"{prover.nodes:,} positions expanded (--max-nodes {max_nodes})")
+    moves = []
+    for move in game.legal_moves(position):
+        phi, delta = prover.numbers(game.key(game.play(position, move))[1])
+        if delta == 0 or phi == 0:      # the reply's side to move proved lost, or won
+            moves.append({"move": game.format_move(move), "value": "win" if delta == 0 else "loss",
+                          "remoteness": None})
+    moves.sort(key=lambda m: m["value"] != "win")
+    return {
+        "position": game.format_position(position), "value": result.value, "remoteness": None,
+        "final": result.moves == 0, "moves": moves,
+        "best": [m["move"] for m in moves if m["value"] == result.value == "win"],
+        "source": "proof", "nodes": result.nodes, "value_kind": game.value_kind.name,
+        "game": game.name, "description": game.describe(), "parameters": game.parameters(),
+    }
+
+
 def query(table: Table, text: str, max_search: int = DEFAULT_MAX_POSITIONS,
-          progress: Progress | None = None) -> dict:
+          progress: Progress | None = None, max_nodes: int | None = None) -> dict:
     """Value of a position and of each legal move for the side playing it, best first.
 
     A keyed table holds only what its search reached from the start; any other position is
-    answered by searching from it with the same engine (up to `max_search` positions)."""
+    answered by searching from it with the same engine (up to `max_search` positions), or with
+    `max_nodes`, by the proof search (`proved`)."""
     game = table.game
     position = game.parse_position(text)
     record, source = table.record, "table"
     try:
         record(position)
     except NotInTable:
+        if max_nodes is not None and game.solver.proves:
+            return proved(table, position, max_nodes, progress)
         record = _answer(table, position, max_search, progress)
         source = game.solver.name           # answered by the solver, not the table
     kind = game.value_kind

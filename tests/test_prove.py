@@ -311,3 +311,29 @@ def test_the_readme_figures_of_4x4_are_the_measured_ones():
     assert int(found[5]) == round(run_["solve"]["wall_seconds"])
     assert float(found[6]) == round(run_["solve"]["peak_rss_kb"] * 1024 / 1e9, 1)
     assert float(found[7]) == round(run_["solve_over_prove"], 1)
+
+
+def test_query_proves_a_position_the_table_lacks_within_its_budget(table_3x4):
+    """A position the 3x4 table does not hold (not reachable from the start): with --max-nodes
+    the proof search answers it -- the value and the moves it proved, which a whole search from
+    the position (the other answer, with remoteness) confirms -- or says it ran out."""
+    game, path = table_3x4
+    checked = 0
+    for text in ("2222/1111/0000 L", "2222/1111/0000 D", "1111/1111/1110 L", "0111/1111/1112 D"):
+        with open_table(path) as table:
+            if game.parse_position(text) in table:
+                continue
+        searched = run("query", text, "--table", path, "--json")
+        proved = run("query", text, "--table", path, "--json", "--max-nodes", 1_000_000)
+        assert searched.exit_code == 0 and proved.exit_code == 0, (searched.output, proved.output)
+        exact, answer = json.loads(searched.stdout), json.loads(proved.stdout)
+        assert exact["source"] == "search" and answer["source"] == "proof"
+        assert answer["value"] == exact["value"] and answer["remoteness"] is None
+        values = {m["move"]: m["value"] for m in exact["moves"]}
+        assert answer["moves"] and all(values[m["move"]] == m["value"] for m in answer["moves"])
+        checked += 1
+    assert checked >= 2
+    short = run("query", "2222/1111/0000 L", "--table", path, "--max-nodes", 5)
+    assert short.exit_code == 1 and "not proved within the budget" in short.stderr, short.output
+    line = run("query", "2222/1111/0000 L", "--table", path, "--max-nodes", 5, "--line")
+    assert line.exit_code == 2 and "remoteness" in line.stderr, line.output
