@@ -35,8 +35,8 @@
  * end" (the value comes from play that goes on forever), and MARGIN_REM_LONG "long": the
  * remoteness, MARGIN_REM_LONG..MARGIN_MAX_REMOTENESS plies, is in the tier's long table, a
  * sorted array of uint64 entries (index << MARGIN_LONG_SHIFT) | plies beside the records.
- * Zig Zag's forced lines pass 510 plies on 2x4 with 4 seeds per pit, on few positions, so the
- * records stay 16 bits and the long ones cost 8 bytes each.  (Margins of up to 63 seeds cover
+ * Zig Zag's forced lines pass 510 plies on 2x4 with 4 seeds per pit; rather than widen every
+ * record, the records stay 16 bits and each long one costs 8 bytes more.  (Margins of up to 63 seeds cover
  * the standard board's 60.)  Plain int constants, so comparisons with signed values stay
  * signed. */
 #define MARGIN_UNSOLVED 0
