@@ -11,24 +11,17 @@ import argparse
 import json
 import os
 import platform
-import re
 import shutil
-import subprocess
 import tempfile
 
-from report import emit
+from report import emit, time_process
 
 
 def timed(command: list[str]) -> tuple[dict | None, float, int, str]:
     """(JSON printed or None, wall seconds, peak RSS in KB, last error line)."""
-    run = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True)
-    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr).group(1))
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", run.stderr).group(1)
-    seconds = 0.0
-    for part in wall.split(":"):
-        seconds = seconds * 60 + float(part)
+    run, seconds, peak = time_process(command)
     said = [line for line in run.stderr.splitlines() if line.startswith("sowsolve:")]
-    return (json.loads(run.stdout) if run.returncode == 0 else None), round(seconds, 1), peak, \
+    return (json.loads(run.stdout) if run.returncode == 0 else None), seconds, peak, \
         (said[-1] if said else "")
 
 

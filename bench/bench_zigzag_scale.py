@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from report import emit
+from report import emit, time_process
 
 
 def run_one(board: str, threads: int, directory: str) -> dict:
@@ -34,16 +34,11 @@ def run_one(board: str, threads: int, directory: str) -> dict:
                "--allow-large"]
     if max_stones:
         command += ["--max-stones", max_stones]
-    timed = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True)
+    timed, seconds, peak = time_process(command)
     if timed.returncode != 0:
         said = [line for line in timed.stderr.splitlines() if line.startswith("sowsolve:")]
         return {"board": board, "failed": said[-1] if said else timed.stderr.strip().splitlines()[-1]}
     solved = json.loads(timed.stdout)
-    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", timed.stderr).group(1))
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", timed.stderr).group(1)
-    seconds = 0.0
-    for part in wall.split(":"):
-        seconds = seconds * 60 + float(part)
     size = os.path.getsize(table)
     info = json.loads(subprocess.run([command[0], "info", "--table", table, "--json"],
                                      capture_output=True, text=True, check=True).stdout)
@@ -51,7 +46,7 @@ def run_one(board: str, threads: int, directory: str) -> dict:
     return {"board": board, "cols": int(cols), "stones": int(stones),
             "max_stones": int(max_stones) if max_stones else None,
             "positions": solved["positions_per_side"], "solve_seconds": solved["solve_seconds"],
-            "wall_seconds": round(seconds, 1), "peak_rss_kb": peak, "table_bytes": size,
+            "wall_seconds": seconds, "peak_rss_kb": peak, "table_bytes": size,
             "positions_per_second": round(solved["positions_per_side"] / max(solved["solve_seconds"], 1e-9)),
             "start": solved.get("start"), "longest_win": info.get("longest_win")}
 

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 
 
 def emit(result: dict, out: str | None) -> None:
@@ -10,3 +12,15 @@ def emit(result: dict, out: str | None) -> None:
     if out:
         with open(out, "w") as f:
             f.write(text + "\n")
+
+
+def time_process(command: list[str]) -> tuple[subprocess.CompletedProcess, float, int]:
+    """Run one command under `/usr/bin/time -v`: (the finished process, wall seconds, peak
+    resident memory in KB)."""
+    run = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True)
+    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr).group(1))
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", run.stderr).group(1)
+    seconds = 0.0
+    for part in wall.split(":"):
+        seconds = seconds * 60 + float(part)
+    return run, round(seconds, 1), peak
