@@ -45,10 +45,12 @@ cdef extern from "sowsolve_kernel.h" nogil:
         int bound
         int endless_value
         int64_t side_stride
-        int (*moves)(const void *ctx, int64_t index, int64_t *child, int16_t *exit_value,
-                     uint16_t *exit_rem) noexcept nogil
+        int64_t scratch_bytes
+        int (*moves)(const void *ctx, void *scratch, int64_t index, int64_t *child,
+                     int16_t *exit_value, uint16_t *exit_rem) noexcept nogil
         int (*unmoves)(const void *ctx, int64_t index, int64_t *pred, int max) noexcept nogil
 
+    void prefetch_for_write(const void *p)
     uint8_t byte_load(const uint8_t *p)
     void byte_store(uint8_t *p, uint8_t v)
     uint8_t byte_fetch_sub(uint8_t *p, uint8_t v)

@@ -468,8 +468,8 @@ from cython.parallel cimport parallel, prange, threadid
 from kernel_api cimport (MARGIN_REMOTENESS, MARGIN_VALUE, SCORE_EXIT, SCORE_ERR_BEYOND,
                          SCORE_ERR_LONG, SCORE_ERR_PREDS, SCORE_ERR_UNSOLVED,
                          SOWSOLVE_SCORE_TIER_CAPSULE, ScoreTier, byte_fetch_and, byte_fetch_or,
-                         byte_fetch_sub, byte_load, byte_store, first_error, word_load,
-                         word_lower, word_raise)
+                         byte_fetch_sub, byte_load, byte_store, first_error, prefetch_for_write,
+                         word_load, word_lower, word_raise)
 
 cdef enum:
     F_COUNT = 0x0F        # moves not yet settled (to the sweep's rule)
@@ -484,7 +484,11 @@ cdef enum:
     ERR_REMOTENESS = -12
     ERR_KERNEL = -13
     CHUNK = 1024
+    SEED_BLOCK = 1 << 14  # positions per piece of seed_threshold's scan
+    PREFETCH_AHEAD = 8    # run_levels asks for the lines of the position this far ahead
     SMALL_TIER = 1 << 16
+
+cdef uint64_t ALL_JOINED = 0x1010101010101010     # F_JOINED in each of 8 flag bytes
 
 
 
@@ -528,6 +532,36 @@ cdef struct Sweep:
     int64_t *counted      # threads x 8 (padding): positions settled, not yet reported; the
                           # highest distance queued (word 1)
     int64_t *worth        # threads x (2 bound + 1): positions whose capture summary is worth v
+
+
+# One thread's room for the moves of a position, and the game's scratch area for `moves`.
+cdef struct MoveBuffers:
+    int64_t *child
+    int16_t *value
+    uint16_t *rem
+    void *scratch
+
+
+cdef MoveBuffers buffers_open(const ScoreTier *tier) noexcept nogil:
+    """A thread's buffers (assigned inside a parallel block, so private to each thread); check
+    them with buffers_ready."""
+    cdef MoveBuffers b
+    b.child = <int64_t *>malloc(tier.width * sizeof(int64_t) + 8)
+    b.value = <int16_t *>malloc(tier.width * sizeof(int16_t) + 8)
+    b.rem = <uint16_t *>malloc(tier.width * sizeof(uint16_t) + 8)
+    b.scratch = calloc(1, tier.scratch_bytes + 8)
+    return b
+
+
+cdef inline bint buffers_ready(const MoveBuffers *b) noexcept nogil:
+    return b.child != NULL and b.value != NULL and b.rem != NULL and b.scratch != NULL
+
+
+cdef void buffers_close(MoveBuffers *b) noexcept nogil:
+    free(b.child)
+    free(b.value)
+    free(b.rem)
+    free(b.scratch)
 
 
 cdef inline int side_of(const ScoreTier *tier, int64_t i) noexcept nogil:
@@ -602,6 +636,9 @@ cdef void settle_attractor(Sweep *s, int tid, int64_t i, int d, int64_t *preds) 
     if not checked_preds(s, n, preds):
         return
     for k in range(n):
+        prefetch_for_write(&s.flags[preds[k]])
+        prefetch_for_write(&s.dist[preds[k]])
+    for k in range(n):
         x = preds[k]
         if byte_load(&s.flags[x]) & F_JOINED:
             continue
@@ -636,6 +673,9 @@ cdef void settle_delay(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noex
     n = tier.unmoves(tier.ctx, i, preds, tier.max_preds)
     if not checked_preds(s, n, preds):
         return
+    for k in range(n):
+        prefetch_for_write(&s.flags[preds[k]])
+        prefetch_for_write(&s.dist[preds[k]])
     for k in range(n):
         x = preds[k]
         fx = byte_load(&s.flags[x])
@@ -693,6 +733,9 @@ cdef void run_levels(Sweep *s, int first) noexcept nogil:
                 for k in prange(total, schedule="dynamic", chunksize=CHUNK):
                     if s.error[0] != 0 or preds == NULL:
                         continue
+                    if k + PREFETCH_AHEAD < total:
+                        prefetch_for_write(&s.flags[cur[k + PREFETCH_AHEAD]])
+                        prefetch_for_write(&s.rec[cur[k + PREFETCH_AHEAD]])
                     if s.delay:
                         settle_delay(s, tid, cur[k], d, preds)
                     else:
@@ -739,15 +782,17 @@ cdef inline bint checked_preds(Sweep *s, int n, const int64_t *preds) noexcept n
     return True
 
 
-cdef int capture_summary(Sweep *s, int64_t i, int64_t *child, int16_t *value, uint16_t *rem,
-                         int *best, int *bd) noexcept nogil:
+cdef int capture_summary(Sweep *s, int64_t i, MoveBuffers *b, int *best, int *bd) noexcept nogil:
     """Position i's same-tier moves (-1 after an error) and its captures' summary for the sweep
     under way: the forcing side's best capture, quickest, or the other side's worst, slowest
     (*best 0x7FFF where it has no capture)."""
     cdef const ScoreTier *tier = s.tier
     cdef int n, j, same = 0, v, dd
     cdef int side
-    n = tier.moves(tier.ctx, i, child, value, rem)
+    cdef const int64_t *child = b.child
+    cdef const int16_t *value = b.value
+    cdef const uint16_t *rem = b.rem
+    n = tier.moves(tier.ctx, b.scratch, i, b.child, b.value, b.rem)
     if not checked_moves(s, n, child, value, rem):
         return -1
     side = side_of(tier, i)
@@ -773,13 +818,12 @@ cdef int capture_summary(Sweep *s, int64_t i, int64_t *child, int16_t *value, ui
     return same
 
 
-cdef void summarise_one(Sweep *s, int tid, int64_t i, int64_t *child, int16_t *value,
-                        uint16_t *rem) noexcept nogil:
+cdef void summarise_one(Sweep *s, int tid, int64_t i, MoveBuffers *b) noexcept nogil:
     """The counter and the capture summary of position i, in its flags and record (a distance
     past the record's 9 bits kept as MARGIN_REM_LONG: seed_threshold asks the moves again)."""
     cdef const ScoreTier *tier = s.tier
     cdef int same, best, bd
-    same = capture_summary(s, i, child, value, rem, &best, &bd)
+    same = capture_summary(s, i, b, &best, &bd)
     if same < 0:
         return
     s.flags[i] = same | (F_EXIT if best != 0x7FFF else 0)
@@ -795,31 +839,27 @@ cdef void forward_sweep(Sweep *s, bint delay) noexcept nogil:
     play before the delay phase (delay_one)."""
     cdef const ScoreTier *tier = s.tier
     cdef int64_t i
-    cdef int64_t *child
-    cdef int16_t *value
-    cdef uint16_t *rem
+    cdef MoveBuffers b
+    cdef bint ready
     cdef int tid
     with parallel(num_threads=s.threads):
         tid = threadid()
-        child = <int64_t *>malloc(tier.width * sizeof(int64_t) + 8)
-        value = <int16_t *>malloc(tier.width * sizeof(int16_t) + 8)
-        rem = <uint16_t *>malloc(tier.width * sizeof(uint16_t) + 8)
-        if child == NULL or value == NULL or rem == NULL:
+        b = buffers_open(tier)
+        ready = buffers_ready(&b)
+        if not ready:
             fail(s, ERR_MEMORY)
         for i in prange(tier.n, schedule="dynamic", chunksize=CHUNK * 16):
-            if s.error[0] != 0 or child == NULL or value == NULL or rem == NULL:
+            if s.error[0] != 0 or not ready:
                 continue
             if not delay:
                 count_one(s, tid)
             if s.flags[i] & F_JOINED:
                 continue
             if delay:
-                delay_one(s, tid, i, child, value, rem)
+                delay_one(s, tid, i, &b)
             else:
-                summarise_one(s, tid, i, child, value, rem)
-        free(child)
-        free(value)
-        free(rem)
+                summarise_one(s, tid, i, &b)
+        buffers_close(&b)
 
 
 cdef void summarise(Sweep *s) noexcept nogil:
@@ -832,48 +872,80 @@ cdef void summarise(Sweep *s) noexcept nogil:
 
 cdef void seed_threshold(Sweep *s) noexcept nogil:
     """A new threshold: captures worth exactly it start the attractor; the delaying side's
-    distances restart from its captures worth it."""
+    distances restart from its captures worth it.  A scan of the whole tier per threshold, so
+    it is kept lean: blocks of positions whose sides follow from the first one (no division
+    per position), and a distance word written only when it changes."""
     cdef const ScoreTier *tier = s.tier
-    cdef int64_t i
-    cdef int tid, v, d, best
+    cdef int64_t i, block, lo, hi, blocks = (tier.n + SEED_BLOCK - 1) // SEED_BLOCK
+    cdef int64_t stride = tier.side_stride, k, j
+    cdef uint64_t group
+    cdef int tid, v, d, best, side, here
     cdef uint8_t f
     cdef uint16_t r
-    cdef int64_t *child
-    cdef int16_t *value
-    cdef uint16_t *rem
+    cdef MoveBuffers b
+    cdef bint ready
     with parallel(num_threads=s.threads):
         tid = threadid()
-        child = <int64_t *>malloc(tier.width * sizeof(int64_t) + 8)
-        value = <int16_t *>malloc(tier.width * sizeof(int16_t) + 8)
-        rem = <uint16_t *>malloc(tier.width * sizeof(uint16_t) + 8)
-        if child == NULL or value == NULL or rem == NULL:
+        b = buffers_open(tier)
+        ready = buffers_ready(&b)
+        if not ready:
             fail(s, ERR_MEMORY)
-        for i in prange(tier.n, schedule="static"):
-            f = s.flags[i]
-            if f & F_JOINED or child == NULL or value == NULL or rem == NULL:
+        for block in prange(blocks, schedule="static"):
+            if not ready:
                 continue
-            r = s.rec[i]
-            v = MARGIN_VALUE(r) if f & F_EXIT else 0x7FFF
-            d = MARGIN_REMOTENESS(r)
-            best = 0                # assigned in the loop: private to each thread
-            if v == s.t and d == MARGIN_REM_ENDLESS:
-                d = DIST_ENDLESS
-            elif v == s.t and d == MARGIN_REM_LONG:
-                # rare: the summary's distance did not fit the record; the moves give it again
-                if capture_summary(s, i, child, value, rem, &best, &d) < 0:
+            lo = block * SEED_BLOCK
+            hi = lo + SEED_BLOCK if lo + SEED_BLOCK < tier.n else tier.n
+            side = <int>((lo // stride) & 1)
+            k = lo % stride                 # where lo lies in its run of one side's positions
+            i = lo
+            while i < hi:
+                if (i - lo) % 8 == 0 and i + 8 <= hi:
+                    group = eight_flags(&s.flags[i])
+                    if (group & ALL_JOINED) == ALL_JOINED:     # late thresholds: most are
+                        i = i + 8
+                        k = k + 8
+                        while k >= stride:
+                            k = k - stride
+                            side = 1 - side
+                        continue
+                j = i                       # this position; i, k and side move on to the next
+                here = side
+                i = i + 1
+                k = k + 1
+                if k == stride:
+                    k = 0
+                    side = 1 - side
+                f = s.flags[j]
+                if f & F_JOINED:
                     continue
-            if side_of(tier, i) == s.forcing:
-                if v == s.t:
-                    s.dist[i] = d
-                    s.flags[i] = f | F_OFFERED
-                    push(s, tid, d, i)
-            else:
-                s.dist[i] = d if v == s.t else 0
-                if (f & F_COUNT) == 0 and v == s.t:
-                    push(s, tid, d, i)
-        free(child)
-        free(value)
-        free(rem)
+                r = s.rec[j]
+                v = MARGIN_VALUE(r) if f & F_EXIT else 0x7FFF
+                if v != s.t:
+                    if here != s.forcing and s.dist[j] != 0:
+                        s.dist[j] = 0
+                    continue
+                d = MARGIN_REMOTENESS(r)
+                best = 0                    # assigned in the loop: private to each thread
+                if d == MARGIN_REM_ENDLESS:
+                    d = DIST_ENDLESS
+                elif d == MARGIN_REM_LONG:
+                    # rare: the summary's distance did not fit the record; the moves give it
+                    # again
+                    if capture_summary(s, j, &b, &best, &d) < 0:
+                        continue
+                s.dist[j] = <uint16_t>d
+                if here == s.forcing:
+                    s.flags[j] = f | F_OFFERED
+                    push(s, tid, d, j)
+                elif (f & F_COUNT) == 0:
+                    push(s, tid, d, j)
+        buffers_close(&b)
+
+
+cdef inline uint64_t eight_flags(const uint8_t *at) noexcept nogil:
+    cdef uint64_t word
+    memcpy(&word, at, 8)
+    return word
 
 
 cdef bint worth_anything(Sweep *s, int t) noexcept nogil:
@@ -898,12 +970,14 @@ cdef void attractor(Sweep *s, int forcing, int lo, int hi, int step) noexcept no
         s.t += step
 
 
-cdef void delay_one(Sweep *s, int tid, int64_t i, int64_t *child, int16_t *value,
-                    uint16_t *rem) noexcept nogil:
+cdef void delay_one(Sweep *s, int tid, int64_t i, MoveBuffers *b) noexcept nogil:
     cdef const ScoreTier *tier = s.tier
     cdef int n, j, count = 0, finite = 0, acc = 0, dd
     cdef bint seed = False
-    n = tier.moves(tier.ctx, i, child, value, rem)
+    cdef const int64_t *child = b.child
+    cdef const int16_t *value = b.value
+    cdef const uint16_t *rem = b.rem
+    n = tier.moves(tier.ctx, b.scratch, i, b.child, b.value, b.rem)
     if not checked_moves(s, n, child, value, rem):
         return
     for j in range(n):
@@ -1004,6 +1078,10 @@ def solve_tier(tier, int threads=1, int64_t[::1] control=None, int64_t parallel_
         raise ValueError("the tier's bound or endless value is outside the margin records")
     if not 1 <= t.width <= F_COUNT or t.max_preds < 1:
         raise ValueError("the tier's width or predecessor bound is out of range")
+    if t.side_stride < 1:
+        raise ValueError("the tier's side stride must be at least 1")
+    if not 0 <= t.scratch_bytes <= (1 << 20):
+        raise ValueError("the tier asks for a scratch area beyond 1 MiB")
     # a small tier is done before two threads would have met at their first barrier (a busy
     # other core makes every barrier slow): one thread
     threads = 1 if t.n < parallel_from else max(1, threads)

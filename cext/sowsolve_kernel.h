@@ -144,7 +144,10 @@ typedef struct GameKernel {
  * generates moves and un-moves in its kernel, so the solver keeps no move graph: it holds a
  * record, a counter byte and a distance word per position.  Values are for the first player
  * (index side 0), the maximiser; |value| <= bound; play that never captures again is worth
- * endless_value.  All three calls are thread-safe (the context is read only). */
+ * endless_value.  Both calls are thread-safe (the context is read only); `moves` also gets a
+ * scratch area of scratch_bytes private to the calling thread, zero-filled before its first
+ * call and kept between calls, where a kernel may keep what consecutive indices share (the
+ * solver's forward sweeps ask for the moves of every index in order). */
 #define SOWSOLVE_SCORE_TIER_CAPSULE "sowsolve.ScoreTier"
 #define SCORE_EXIT (-1)          /* a move that leaves the tier (child[j] in moves) */
 #define SCORE_ERR_UNSOLVED (-2)  /* a move leads to a record not solved (or not given) */
@@ -161,15 +164,21 @@ typedef struct ScoreTier {
     int endless_value;
     /* the side to move at `index` is (index / side_stride) % 2: 0 the maximiser, 1 the other */
     int64_t side_stride;
+    int64_t scratch_bytes;       /* the size of the scratch area `moves` gets (at most 1 MiB) */
     /* Moves of `index`: child[j] the same-tier index the move leads to, or SCORE_EXIT with
      * exit_value[j] (for the maximiser, the move's gain included) and exit_rem[j] (the
      * remoteness in plies of the record it leads to, DIST_ENDLESS for no end: margin_plies).  Returns the number of moves or SCORE_ERR_*. */
-    int (*moves)(const void *ctx, int64_t index, int64_t *child, int16_t *exit_value,
-                 uint16_t *exit_rem);
+    int (*moves)(const void *ctx, void *scratch, int64_t index, int64_t *child,
+                 int16_t *exit_value, uint16_t *exit_rem);
     /* Same-tier predecessors of `index`: one entry per move that leads here (a position with
      * two such moves appears twice).  Returns their number or SCORE_ERR_PREDS. */
     int (*unmoves)(const void *ctx, int64_t index, int64_t *pred, int max);
 } ScoreTier;
+
+/* Ask for the cache line of p before an atomic on it: an atomic read-modify-write waits for its
+ * line, and the loads behind it wait with it, so the misses of a batch overlap only if asked
+ * for first. */
+static inline void prefetch_for_write(const void *p) { __builtin_prefetch(p, 1, 3); }
 
 /* Relaxed atomics on the solver's per-position bytes, shared by the threads of one tier. */
 static inline uint8_t byte_load(const uint8_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }

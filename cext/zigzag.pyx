@@ -28,55 +28,75 @@ cdef enum:
 
 
 cdef struct ZzCtx:
+    # Inside the kernel a board is held in circuit order: cell k is the pit at position k of the
+    # circuit, so sowing forward is k + 1 and backward k - 1 (no table walk on the hot path); a
+    # ko pit is a circuit position too.  Pit order (the rules' numbering) is used only to rank
+    # boards and at the Python boundary.
     int cols
     int npits
-    int8_t next_pit[2][MAXP]      # [0]: forward orientation, [1]: backward
-    uint8_t first_orientation[MAXP]
-    uint8_t left_half[MAXP]
+    int8_t circ[MAXP]             # the pit at each circuit position
+    int8_t at[MAXP]               # the circuit position of each pit
+    int8_t turned_at[MAXP]        # at[npits - 1 - pit]: pit `pit` of the board turned half a turn
+    uint8_t owner_c[MAXP]         # by circuit position: 0 P (top row), 1 p
+    int8_t across_c[MAXP]         # by circuit position: the circuit position across
+    uint8_t backward_c[MAXP]      # by circuit position: 1 if a turn begun there sows backward
+    uint8_t left_c[MAXP]          # by circuit position: in the left half of its row
+    int8_t ko_at[2][3]            # [side][slot]: the circuit position of a ko slot (NO_KO for 0)
 
 
 cdef struct TurnResult:
-    uint8_t board[MAXP]
+    uint8_t board[MAXP]           # circuit order
     int captured
-    int ko
+    int ko                        # circuit position, or NO_KO
 
 
-cdef inline int owner(const ZzCtx *c, int pit) noexcept nogil:
-    """0 for P (top row), 1 for p (bottom row)."""
-    return 0 if pit < c.cols else 1
+cdef inline int step_back(int k, int backward, int n) noexcept nogil:
+    """The circuit position before k for a lap sown forward (backward == 0), or after it."""
+    if backward:
+        return k + 1 if k + 1 < n else 0
+    return k - 1 if k > 0 else n - 1
 
 
-cdef inline int across(const ZzCtx *c, int pit) noexcept nogil:
-    return pit + c.cols if pit < c.cols else pit - c.cols
-
-
-cdef int sow(const ZzCtx *c, const uint8_t *board, int side, int pit, TurnResult *out) noexcept nogil:
-    """The turn of lifting `pit` (side 0 = P, 1 = p): 0 with the result in *out, or INFINITE."""
+cdef int sow(const ZzCtx *c, const uint8_t *board, int side, int start, TurnResult *out) noexcept nogil:
+    """The turn of lifting circuit position `start` (side 0 = P, 1 = p): 0 with the result in
+    *out, or INFINITE."""
     cdef uint8_t *cells = out.board
     cdef uint8_t saved[MAXP]
+    cdef int n = c.npits
     cdef int saved_here = -1, saved_seeds = -1
-    cdef int orientation = c.first_orientation[pit]
-    cdef int here = pit, seeds, i, own, laps = 0
+    cdef int backward = c.backward_c[start]
+    cdef int here = start, seeds, i, own, laps = 0, rest, full
     cdef int64_t power = 1, lam = 0
-    memcpy(cells, board, c.npits)
-    seeds = cells[pit]
-    cells[pit] = 0
+    memcpy(cells, board, n)
+    seeds = cells[start]
+    cells[start] = 0
     while True:
         # Brent: compare this lap state with the saved one; move the save point at powers of 2
-        if here == saved_here and seeds == saved_seeds and memcmp(cells, saved, c.npits) == 0:
+        if here == saved_here and seeds == saved_seeds and memcmp(cells, saved, n) == 0:
             return INFINITE
         if lam == power:
-            memcpy(saved, cells, c.npits)
+            memcpy(saved, cells, n)
             saved_here = here
             saved_seeds = seeds
             power *= 2
             lam = 0
         lam += 1
         laps += 1
-        for i in range(seeds):
-            here = c.next_pit[orientation][here]
-            cells[here] += 1
-        if owner(c, here) == side:
+        rest = seeds
+        if rest >= n:                # whole rounds of the circuit: a seed in every pit each
+            full = rest // n
+            rest -= full * n
+            for i in range(n):
+                cells[i] += full
+        if backward:
+            for i in range(rest):
+                here = here - 1 if here > 0 else n - 1
+                cells[here] += 1
+        else:
+            for i in range(rest):
+                here = here + 1 if here + 1 < n else 0
+                cells[here] += 1
+        if c.owner_c[here] == side:
             if cells[here] == 1:
                 out.captured = 0
                 out.ko = NO_KO
@@ -88,24 +108,27 @@ cdef int sow(const ZzCtx *c, const uint8_t *board, int side, int pit, TurnResult
             out.captured = 0
             out.ko = NO_KO
             return 0
-        own = across(c, here)
+        own = c.across_c[here]
         out.captured = cells[own]
         cells[own] = 0
         out.ko = NO_KO
-        if laps == 1 and seeds == 1 and out.captured == 0 and c.left_half[pit] != c.left_half[here]:
+        if laps == 1 and seeds == 1 and out.captured == 0 and c.left_c[start] != c.left_c[here]:
             out.ko = here
         return 0
 
 
 cdef int gen_turns(const ZzCtx *c, const uint8_t *board, int side, int ko, TurnResult *out,
                    int *pits) noexcept nogil:
-    cdef int pit, n = 0
+    """The legal turns of `side` from `board` (circuit order, ko a circuit position), in pit
+    order; `pits` gets the pit (the rules' number) of each."""
+    cdef int pit, k, n = 0
     for pit in range(c.npits):
-        if owner(c, pit) != side or board[pit] == 0:
+        k = c.at[pit]
+        if c.owner_c[k] != side or board[k] == 0:
             continue
-        if sow(c, board, side, pit, &out[n]) == INFINITE:
+        if sow(c, board, side, k, &out[n]) == INFINITE:
             continue
-        if pit == ko and out[n].captured == 0:
+        if k == ko and out[n].captured == 0:
             continue
         pits[n] = pit
         n += 1
@@ -132,22 +155,31 @@ cdef class ZigZagKernel:
     cdef readonly int cols, npits
 
     def __cinit__(self, int cols, circuit, first_orientation):
-        cdef int i, pit
+        cdef int i, pit, n
         if not (2 <= cols <= MAXP // 2) or cols % 2:
             raise ValueError(f"the kernel supports an even number of columns from 2 to {MAXP // 2}")
-        self.cols, self.npits = cols, 2 * cols
-        self.ctx.cols, self.ctx.npits = cols, 2 * cols
-        if sorted(circuit) != list(range(self.npits)):
+        n = 2 * cols
+        self.cols, self.npits = cols, n
+        self.ctx.cols, self.ctx.npits = cols, n
+        if sorted(circuit) != list(range(n)):
             raise ValueError("the circuit must visit every pit once")
-        for i in range(self.npits):
+        for i in range(n):
+            self.ctx.circ[i] = circuit[i]
+            self.ctx.at[circuit[i]] = i
+        for i in range(n):
             pit = circuit[i]
-            self.ctx.next_pit[0][pit] = circuit[(i + 1) % self.npits]
-            self.ctx.next_pit[1][pit] = circuit[(i + self.npits - 1) % self.npits]
-        for pit in range(self.npits):
-            self.ctx.first_orientation[pit] = 0 if first_orientation[pit] == 1 else 1
-            self.ctx.left_half[pit] = (pit % cols) < cols // 2
+            self.ctx.turned_at[pit] = self.ctx.at[n - 1 - pit]
+            self.ctx.owner_c[i] = 0 if pit < cols else 1
+            self.ctx.across_c[i] = self.ctx.at[pit + cols if pit < cols else pit - cols]
+            self.ctx.backward_c[i] = 0 if first_orientation[pit] == 1 else 1
+            self.ctx.left_c[i] = (pit % cols) < cols // 2
+        for side in range(2):
+            self.ctx.ko_at[side][0] = NO_KO
+            for slot in (1, 2):
+                self.ctx.ko_at[side][slot] = self.ctx.at[ko_pit(&self.ctx, side, slot)]
 
     cdef void _board_in(self, board, uint8_t *out) except *:
+        """A board in pit order, checked, into `out` in circuit order."""
         if len(board) != self.npits:
             raise ValueError(f"a board of this kernel has {self.npits} pits, not {len(board)}")
         if sum(board) > 255:
@@ -155,7 +187,17 @@ cdef class ZigZagKernel:
         for i in range(self.npits):
             if board[i] < 0:
                 raise ValueError("a pit cannot hold a negative number of seeds")
-            out[i] = board[i]
+            out[self.ctx.at[i]] = board[i]
+
+    cdef int _ko_in(self, ko) except -2:
+        if ko is None:
+            return NO_KO
+        if not 0 <= ko < self.npits:
+            raise ValueError(f"no pit {ko} on this board")
+        return self.ctx.at[ko]
+
+    cdef tuple _board_out(self, const uint8_t *cells):
+        return tuple(cells[self.ctx.at[i]] for i in range(self.npits))
 
     def turns(self, board, int side, ko):
         """[(pit, board after, captured, ko pit or None)] of the legal moves (side 0 = P)."""
@@ -163,9 +205,9 @@ cdef class ZigZagKernel:
         cdef TurnResult turns[MAXP]
         cdef int pits[MAXP]
         self._board_in(board, b)
-        n = gen_turns(&self.ctx, b, side, NO_KO if ko is None else ko, turns, pits)
-        return [(pits[i], tuple(turns[i].board[j] for j in range(self.npits)), turns[i].captured,
-                 None if turns[i].ko == NO_KO else turns[i].ko) for i in range(n)]
+        n = gen_turns(&self.ctx, b, side, self._ko_in(ko), turns, pits)
+        return [(pits[i], self._board_out(turns[i].board), turns[i].captured,
+                 None if turns[i].ko == NO_KO else int(self.ctx.circ[turns[i].ko])) for i in range(n)]
 
     def perft(self, board, int side, ko, int depth):
         cdef uint8_t b[MAXP]
@@ -174,7 +216,7 @@ cdef class ZigZagKernel:
             raise ValueError(f"perft depth must be at least 1, not {depth}")
         counts = np.zeros(depth, dtype=np.int64)
         cdef int64_t[::1] cv = counts
-        cdef int k = NO_KO if ko is None else ko
+        cdef int k = self._ko_in(ko)
         cdef SignalPoll poll
         poll.calls = 0
         poll.pending = 0
@@ -215,18 +257,26 @@ cdef void init_ncomp() noexcept nogil:
 
 init_ncomp()
 
+cdef int8_t IDENTITY[MAXP]          # the permutation of a board in pit order
+for _pit in range(MAXP):
+    IDENTITY[_pit] = _pit
 
-cdef inline int64_t rank_board(int m, const uint8_t *b, int total) noexcept nogil:
+
+cdef inline int64_t rank_board(int m, const uint8_t *b, const int8_t *perm, int total) noexcept nogil:
+    """The rank of the board whose pit i holds b[perm[i]] among the compositions of `total`
+    into m pits (perm: ZzCtx.at for a board in circuit order)."""
     cdef int64_t r = 0
-    cdef int i, k, rest = total
+    cdef int i, k, x, rest = total
     for i in range(m - 1):
         k = m - i - 1
-        r += ncomp[k + 1][rest] - ncomp[k + 1][rest - b[i]]
-        rest -= b[i]
+        x = b[perm[i]]
+        r += ncomp[k + 1][rest] - ncomp[k + 1][rest - x]
+        rest -= x
     return r
 
 
-cdef inline void unrank_board(int m, int64_t r, int total, uint8_t *b) noexcept nogil:
+cdef inline void unrank_board(int m, int64_t r, int total, const int8_t *perm, uint8_t *b) noexcept nogil:
+    """The board of rank r, pit i into b[perm[i]]."""
     cdef int i, k, x, rest = total
     for i in range(m - 1):
         k = m - i - 1
@@ -234,19 +284,20 @@ cdef inline void unrank_board(int m, int64_t r, int total, uint8_t *b) noexcept 
         while r >= ncomp[k][rest - x]:
             r -= ncomp[k][rest - x]
             x += 1
-        b[i] = x
+        b[perm[i]] = x
         rest -= x
-    b[m - 1] = rest
+    b[perm[m - 1]] = rest
 
 
 cdef inline int ko_slot(const ZzCtx *c, int side, int ko) noexcept nogil:
-    cdef int row = 0 if side == 0 else c.cols
+    """The ko slot (0 none, 1 left centre pit, 2 right) of a ko circuit position."""
     if ko < 0:
         return 0
-    return 1 if ko == row + c.cols // 2 - 1 else 2
+    return 1 if ko == c.ko_at[side][1] else 2
 
 
 cdef inline int ko_pit(const ZzCtx *c, int side, int slot) noexcept nogil:
+    """The pit (the rules' number) of a ko slot, NO_KO for slot 0."""
     cdef int row = 0 if side == 0 else c.cols
     if slot == 0:
         return NO_KO
@@ -254,7 +305,8 @@ cdef inline int ko_pit(const ZzCtx *c, int side, int slot) noexcept nogil:
 
 
 cdef int64_t child_index(const ZzCtx *c, const uint8_t *board, int seeds, int side, int ko) noexcept nogil:
-    return (rank_board(c.npits, board, seeds) * 2 + side) * 3 + ko_slot(c, side, ko)
+    """The index in its tier of a position: board in circuit order, ko a circuit position."""
+    return (rank_board(c.npits, board, c.at, seeds) * 2 + side) * 3 + ko_slot(c, side, ko)
 
 
 def tier_size(int pits, int seeds):
@@ -271,7 +323,7 @@ def rank(ZigZagKernel self, board, int side, ko):
     seeds = sum(board)
     if seeds > MAX_TOTAL:
         raise ValueError(f"at most {MAX_TOTAL} seeds")
-    return seeds, int(child_index(&self.ctx, b, seeds, side, NO_KO if ko is None else ko))
+    return seeds, int(child_index(&self.ctx, b, seeds, side, self._ko_in(ko)))
 
 
 def unrank_range(ZigZagKernel self, int seeds, int64_t start, int64_t stop):
@@ -290,7 +342,7 @@ def unrank_range(ZigZagKernel self, int seeds, int64_t start, int64_t stop):
             r = start + i
             kv[i] = ko_pit(&self.ctx, (r // 3) % 2, r % 3)
             sv[i] = (r // 3) % 2
-            unrank_board(self.ctx.npits, r // 6, seeds, &bv[i, 0])
+            unrank_board(self.ctx.npits, r // 6, seeds, IDENTITY, &bv[i, 0])
     return boards, sides, kos
 
 
@@ -316,76 +368,120 @@ cdef struct UnTurn:
     int pit
 
 
+cdef inline int fewest(const uint8_t *cells, int n) noexcept nogil:
+    cdef int q, m = cells[0]
+    for q in range(1, n):
+        if cells[q] < m:
+            m = cells[q]
+    return m
+
+
+cdef void lap_starts(const uint8_t *cells, int n, int8_t begun[2][MAXP]) noexcept nogil:
+    """For each circuit position k and each way of sowing (0 forward, 1 backward), where a lap
+    whose last seed fell on k began: walking back from k, the first pit holding the fewest
+    seeds of any pit (with an empty pit on the board, the first empty one)."""
+    cdef int q, j, least = fewest(cells, n), last
+    cdef int first = 0
+    while cells[first] != least:
+        first += 1
+    last = first                             # forward laps: the nearest such pit at or before k
+    for j in range(n):
+        q = first + j if first + j < n else first + j - n
+        if cells[q] == least:
+            last = q
+        begun[0][q] = last
+    last = first                             # backward laps: the nearest at or after k
+    for j in range(n):
+        q = first - j if first - j >= 0 else first - j + n
+        if cells[q] == least:
+            last = q
+        begun[1][q] = last
+
+
 cdef int unturns(const ZzCtx *c, const uint8_t *after, int mover, int ko_after, UnTurn *out,
                  int64_t *pred, int seeds, int limit) noexcept nogil:
     """Every (board before, pit) from which `mover` (0 = P) sows a turn that captures nothing,
-    leaves `after` and the ko pit `ko_after` (NO_KO for none), into `out`; or, with `pred`, the
+    leaves `after` and the ko `ko_after` (NO_KO for none), into `out`; or, with `pred`, the
     indices of the positions (each ko slot the move allows) in the tier of `seeds` seeds.  The
-    number found, or -1 if more than `limit`."""
+    number found, or -1 if more than `limit`.  Boards in circuit order, ko and pit as circuit
+    positions."""
     cdef uint8_t cells[MAXP]
-    cdef int h, o, here, p, lap_seeds, laps, n = 0, ending, ko, slot
+    cdef int n = c.npits
+    cdef int pit, h, o, here, p, q, lap_seeds, laps, found = 0, ending, ko, slot, rounds
+    cdef int8_t begun[2][MAXP]               # where a last lap ending at each pit began, once needed
+    begun[0][0] = -1
     cdef int64_t r
-    for h in range(c.npits):
+    for pit in range(n):
+        h = c.at[pit]
         # how a turn whose last seed lands on h ends without a capture
-        if owner(c, h) == mover:
+        if c.owner_c[h] == mover:
             if after[h] != 1:
                 continue
             ending = 0                       # an empty pit of the mover's own
         elif after[h] >= 2:
             ending = 1                       # an occupied pit of the opponent
-        elif after[h] == 1 and after[across(c, h)] == 0:
+        elif after[h] == 1 and after[c.across_c[h]] == 0:
             ending = 2                       # an empty pit of the opponent, nothing across
         else:
             continue
-        for o in range(2):
-            # most walks end at once: a lap shorter than the circuit passes each pit once, so
-            # where it began is the first empty pit behind h, found without copying the board
-            p = h
-            lap_seeds = 0
-            while after[p] != 0 and lap_seeds < c.npits:
-                lap_seeds += 1
-                p = c.next_pit[1 - o][p]
-            if lap_seeds < c.npits and owner(c, p) != mover:
+        for o in range(2):                   # the last lap sown forward (0) or backward (1)
+            # where the last lap began: a lap shorter than the circuit passes each pit once, so
+            # it began at the first empty pit behind h; a longer one went round m times (m the
+            # fewest seeds of a pit) and began at the first pit behind h holding exactly m
+            if begun[0][0] < 0:
+                lap_starts(after, n, begun)
+            p = begun[o][h]
+            if c.owner_c[p] != mover:
                 continue
-            memcpy(cells, after, c.npits)
+            memcpy(cells, after, n)
             here = h
             laps = 0
             while True:
                 lap_seeds = 0
                 p = here
-                while cells[p] != 0:
+                while cells[p] != 0 and lap_seeds < n:
                     cells[p] -= 1
                     lap_seeds += 1
-                    p = c.next_pit[1 - o][p]
+                    p = step_back(p, o, n)
+                if lap_seeds == n and cells[p] != 0:
+                    # round the whole circuit: as many more rounds as every pit allows at once
+                    rounds = fewest(cells, n)
+                    for q in range(n):
+                        cells[q] -= rounds
+                    lap_seeds += rounds * n
+                    while cells[p] != 0:
+                        cells[p] -= 1
+                        lap_seeds += 1
+                        p = step_back(p, o, n)
                 cells[p] = lap_seeds         # the lap began at p, lifting these seeds
                 laps += 1
                 if laps > MAX_LAPS_BACK:
                     return -1                # cannot happen (a turn never repeats a lap state)
-                if owner(c, p) != mover:
+                if c.owner_c[p] != mover:
                     break
-                if c.first_orientation[p] == o:
+                if c.backward_c[p] == o:
                     ko = NO_KO
-                    if laps == 1 and lap_seeds == 1 and ending == 2 and c.left_half[p] != c.left_half[h]:
+                    if laps == 1 and lap_seeds == 1 and ending == 2 and c.left_c[p] != c.left_c[h]:
                         ko = h
                     if ko == ko_after and pred == NULL:
-                        if n == limit:
+                        if found == limit:
                             return -1
-                        memcpy(out[n].board, cells, c.npits)
-                        out[n].pit = p
-                        n += 1
+                        memcpy(out[found].board, cells, n)
+                        out[found].pit = p
+                        found += 1
                     elif ko == ko_after:
-                        r = rank_board(c.npits, cells, seeds)
+                        r = rank_board(n, cells, c.at, seeds)
                         for slot in range(3):
-                            if ko_pit(c, mover, slot) == p:
+                            if c.ko_at[mover][slot] == p:
                                 continue     # the ko pit cannot sow back without a capture
-                            if n == limit:
+                            if found == limit:
                                 return -1
-                            pred[n] = (r * 2 + mover) * 3 + slot
-                            n += 1
+                            pred[found] = (r * 2 + mover) * 3 + slot
+                            found += 1
                 if lap_seeds < 2:
                     break                    # a relay pit held a seed before the lap's last one
                 here = p
-    return n
+    return found
 
 
 def unturns_of(ZigZagKernel self, board, int mover, ko_after):
@@ -397,11 +493,10 @@ def unturns_of(ZigZagKernel self, board, int mover, ko_after):
         raise MemoryError()
     try:
         self._board_in(board, b)
-        n = unturns(&self.ctx, b, mover, NO_KO if ko_after is None else ko_after, found, NULL, 0,
-                    MAX_UNTURNS)
+        n = unturns(&self.ctx, b, mover, self._ko_in(ko_after), found, NULL, 0, MAX_UNTURNS)
         if n < 0:
             raise RuntimeError("more predecessors than the kernel's bound")
-        return [(found[i].pit, tuple(found[i].board[j] for j in range(self.npits))) for i in range(n)]
+        return [(int(self.ctx.circ[found[i].pit]), self._board_out(found[i].board)) for i in range(n)]
     finally:
         free(found)
 
@@ -414,25 +509,43 @@ cdef struct ZzTier:
     int64_t low_nlong[MAX_TOTAL + 1]
 
 
-cdef int zz_moves(const void *ctx, int64_t index, int64_t *child, int16_t *exit_value,
-                  uint16_t *exit_rem) noexcept nogil:
-    cdef const ZzTier *t = <const ZzTier *>ctx
+cdef struct SideMoves:
+    int n                         # moves, or a SCORE_ERR_* code
+    int8_t pit[MAXP]              # circuit position each move lifts
+    int64_t child[MAXP]
+    int16_t value[MAXP]
+    uint16_t rem[MAXP]
+
+
+# What the 6 indices of one board share (both sides, 3 ko slots each): the board and each
+# side's moves as if no ko held (a ko only removes its pit's move that captures nothing).  It
+# lives in the solver's per-thread scratch (zero-filled: nothing cached).
+cdef struct MovesCache:
+    int64_t rank_plus_one         # the board cached (its rank + 1; 0 none)
+    uint8_t board[MAXP]           # circuit order
+    int ready[2]
+    SideMoves side[2]
+
+
+cdef int side_moves(const ZzTier *t, const uint8_t *board, int side, SideMoves *out) noexcept nogil:
+    """The moves of `side` from `board` (circuit order) with no ko: same-tier children and
+    exits; their number or SCORE_ERR_*."""
     cdef const ZzCtx *c = &t.c
-    cdef uint8_t board[MAXP]
-    cdef uint8_t turned[MAXP]
     cdef TurnResult turns[MAXP]
     cdef int pits[MAXP]
-    cdef int side = <int>((index // 3) % 2), n, j, q, cap, rest, ko, v, plies
+    cdef int n, j, cap, rest, ko, v, plies
     cdef int64_t ci
     cdef uint16_t rec
-    unrank_board(c.npits, index // 6, t.seeds, board)
-    n = gen_turns(c, board, side, ko_pit(c, side, <int>(index % 3)), turns, pits)
+    n = gen_turns(c, board, side, NO_KO, turns, pits)
     for j in range(n):
+        out.pit[j] = c.at[pits[j]]
         cap = turns[j].captured
+        out.value[j] = 0
+        out.rem[j] = 0
         if cap == 0:
-            child[j] = child_index(c, turns[j].board, t.seeds, 1 - side, turns[j].ko)
+            out.child[j] = child_index(c, turns[j].board, t.seeds, 1 - side, turns[j].ko)
             continue
-        child[j] = SCORE_EXIT
+        out.child[j] = SCORE_EXIT
         rest = t.seeds - cap
         if t.low[rest] == NULL:
             return SCORE_ERR_UNSOLVED
@@ -441,21 +554,51 @@ cdef int zz_moves(const void *ctx, int64_t index, int64_t *child, int16_t *exit_
             ci = child_index(c, turns[j].board, rest, 1, turns[j].ko)
         else:
             # p captured: the child (P to move, p captured last) is stored turned half a turn
-            for q in range(c.npits):
-                turned[q] = turns[j].board[c.npits - 1 - q]
             ko = turns[j].ko
-            ci = child_index(c, turned, rest, 1, NO_KO if ko == NO_KO else c.npits - 1 - ko)
+            if ko != NO_KO:
+                ko = c.at[c.npits - 1 - c.circ[ko]]
+            ci = (rank_board(c.npits, turns[j].board, c.turned_at, rest) * 2 + 1) * 3 + ko_slot(c, 1, ko)
         rec = t.low[rest][ci]
         if rec == MARGIN_UNSOLVED:
             return SCORE_ERR_UNSOLVED
         v = MARGIN_VALUE(rec)                 # for the child's side to move, the mover's opponent
         if v > rest or v < -rest:
             return SCORE_ERR_BEYOND
-        exit_value[j] = (cap - v) if side == 0 else (v - cap)
+        out.value[j] = (cap - v) if side == 0 else (v - cap)
         plies = margin_plies(rec, t.low_long[rest], t.low_nlong[rest], ci)
         if plies < 0:
             return SCORE_ERR_LONG
-        exit_rem[j] = <uint16_t>plies
+        out.rem[j] = <uint16_t>plies
+    return n
+
+
+cdef int zz_moves(const void *ctx, void *scratch, int64_t index, int64_t *child,
+                  int16_t *exit_value, uint16_t *exit_rem) noexcept nogil:
+    cdef const ZzTier *t = <const ZzTier *>ctx
+    cdef const ZzCtx *c = &t.c
+    cdef MovesCache *cache = <MovesCache *>scratch
+    cdef SideMoves *mine
+    cdef int64_t r = index // 6
+    cdef int side = <int>((index // 3) % 2), j, n = 0, ko
+    if cache.rank_plus_one != r + 1:
+        unrank_board(c.npits, r, t.seeds, c.at, cache.board)
+        cache.rank_plus_one = r + 1
+        cache.ready[0] = 0
+        cache.ready[1] = 0
+    mine = &cache.side[side]
+    if not cache.ready[side]:
+        mine.n = side_moves(t, cache.board, side, mine)
+        cache.ready[side] = 1
+    if mine.n < 0:
+        return mine.n
+    ko = c.ko_at[side][index % 3]
+    for j in range(mine.n):
+        if mine.pit[j] == ko and mine.child[j] != SCORE_EXIT:
+            continue                          # the ko pit may not sow back without capturing
+        child[n] = mine.child[j]
+        exit_value[n] = mine.value[j]
+        exit_rem[n] = mine.rem[j]
+        n += 1
     return n
 
 
@@ -464,8 +607,8 @@ cdef int zz_unmoves(const void *ctx, int64_t index, int64_t *pred, int limit) no
     cdef const ZzCtx *c = &t.c
     cdef uint8_t board[MAXP]
     cdef int side = <int>((index // 3) % 2), n
-    unrank_board(c.npits, index // 6, t.seeds, board)
-    n = unturns(c, board, 1 - side, ko_pit(c, side, <int>(index % 3)), NULL, pred, t.seeds, limit)
+    unrank_board(c.npits, index // 6, t.seeds, c.at, board)
+    n = unturns(c, board, 1 - side, c.ko_at[side][index % 3], NULL, pred, t.seeds, limit)
     return SCORE_ERR_PREDS if n < 0 else n
 
 
@@ -523,6 +666,7 @@ cdef class ScoreTierOf:
         self.api.endless_value = 0 if capturer == 0 else (seeds if capturer == 1 else -seeds)
         self.api.side_stride = 3
         self.api.moves = zz_moves
+        self.api.scratch_bytes = sizeof(MovesCache)
         self.api.unmoves = zz_unmoves
 
     @property
@@ -540,9 +684,11 @@ cdef class ScoreTierOf:
         cdef int64_t child[MAXP]
         cdef int16_t value[MAXP]
         cdef uint16_t rem[MAXP]
+        cdef MovesCache cache
         if not 0 <= index < self.size:
             raise IndexError(f"index {index} is outside the tier")
-        n = zz_moves(&self.t, index, child, value, rem)
+        memset(&cache, 0, sizeof(MovesCache))
+        n = zz_moves(&self.t, &cache, index, child, value, rem)
         if n == SCORE_ERR_UNSOLVED:
             raise RuntimeError("a capture leads to a record that is not solved")
         if n == SCORE_ERR_BEYOND:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, ContextManager, Iterable, Protocol
@@ -215,13 +216,19 @@ class TierManager:
         return sum(self.game.tier_size(t) for t in self.order if t not in skip)
 
     def run(self, worker: TierWorker, finished: Finished, skip: set[int] = frozenset(),
-            progress: Progress = no_progress) -> None:
+            progress: Progress = no_progress, overlap: bool = False) -> None:
+        """With `overlap`, `finished` (storing a tier: summing it up, compressing, writing)
+        runs on a thread of its own while the next tier is worked on; at most one tier waits
+        to be finished, and every exit from here (an error, Ctrl-C) first lets it finish, so a
+        stored tier is always whole and a resume starts after the last one stored."""
         todo = [t for t in self.order if t not in skip]
         if not todo:
             return
         last = last_uses(self.game, self.order)
         window: dict[int, np.ndarray] = {}
-        with progress(self.remaining(skip), bar_name(self.game, todo[0])) as bar:
+        with contextlib.ExitStack() as stack:
+            pending = stack.enter_context(_Pending()) if overlap else None
+            bar = stack.enter_context(progress(self.remaining(skip), bar_name(self.game, todo[0])))
             tracker = TierProgress(bar, self.game)
             for position, tier in enumerate(self.order):
                 if tier in skip:
@@ -231,6 +238,8 @@ class TierManager:
                 deps = list(self.game.tier_dependencies(tier))
                 for dep in deps:
                     if dep not in window:
+                        if pending is not None:
+                            pending.wait()      # the store is read only between writes
                         window[dep] = self.load(dep)
                 size = self.game.tier_size(tier)
                 tracker.start_tier(tier, size, worker.passes)
@@ -239,10 +248,72 @@ class TierManager:
                 # not later on a resume whose window happens to lack it
                 reads = {dep: window[dep] for dep in deps}
                 records = self.executor.run(worker, tier, reads, tracker)
-                finished(tier, records, time.perf_counter() - started)
+                seconds = time.perf_counter() - started
+                if pending is None:
+                    finished(tier, records, seconds)
+                else:
+                    pending.submit(finished, tier, records, seconds)
                 tracker.finish_tier()
                 if last[tier] > position:
                     window[tier] = records
+            if pending is not None:
+                pending.wait()
+
+
+class _Pending:
+    """The one finished tier being stored on a thread of its own (TierManager.run)."""
+
+    def __init__(self) -> None:
+        self.thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+    def submit(self, finished: Finished, tier: int, records: np.ndarray, seconds: float) -> None:
+        self.wait()                     # the previous tier first: tiers are stored in order
+
+        def store() -> None:
+            try:
+                finished(tier, records, seconds)
+            except BaseException as exc:     # handed to the main thread by wait()
+                self.error = exc
+
+        self.thread = threading.Thread(target=store, name=f"sowsolve-store-{tier}")
+        self.thread.start()
+
+    def wait(self) -> None:
+        """Until the tier being stored is stored; its error, if any, raised here."""
+        thread, self.thread = self.thread, None
+        if thread is not None:
+            _join_whole(thread)
+        error, self.error = self.error, None
+        if error is not None:
+            raise error
+
+    def __enter__(self) -> "_Pending":
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if exc is None:
+            self.wait()
+            return
+        # already leaving with an error (Ctrl-C, a failed tier): the write in flight still
+        # ends whole; the exception that is already on its way is the one reported
+        thread, self.thread = self.thread, None
+        if thread is not None:
+            _join_whole(thread)
+        self.error = None
+
+
+def _join_whole(thread: threading.Thread) -> None:
+    """Join a storing thread even through Ctrl-C: leaving it half done would leave the table's
+    transaction to whoever closes the table next."""
+    interrupted = False
+    while thread.is_alive():
+        try:
+            thread.join()
+        except KeyboardInterrupt:
+            interrupted = True
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 def solve_tiers_with(game: Game, store: TierStore, worker: TierWorker,
@@ -264,5 +335,6 @@ def solve_tiers_with(game: Game, store: TierStore, worker: TierWorker,
 
     # a table's own tier list (an endgame table holds the first tiers only), else the game's
     order = store.tier_order() if hasattr(store, "tier_order") else None
-    TierManager(game, store.load_tier, executor, order).run(worker, finished, set(done), progress)
+    TierManager(game, store.load_tier, executor, order).run(worker, finished, set(done), progress,
+                                                            overlap=True)
     return report

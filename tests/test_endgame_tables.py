@@ -246,3 +246,25 @@ def test_in_and_get_on_an_endgame_table_do_not_raise_beyond_it(tmp_path):
         assert "555555/555555 p - -" not in table
         assert table.get("555555/555555 p - -", "none") == "none"
         assert "000000/000011 p - P" in table and table.get("000000/000011 p - P") is not None
+
+
+def test_the_readme_speed_of_zig_zag_is_the_measured_one():
+    """The README's Zig Zag rates: 2x4 with 3 seeds per pit and the endgame table of at most 20
+    seeds, as bench/results/zigzag-scale.json measured them, and the 2x4 rate counted over
+    every ko and last-capturer state (three per record)."""
+    import re
+    import pathlib
+    text = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    found = re.search(r"\| ([\d.]+) / ([\d.]+) million positions/s \((\d+) s / (\d+) s\); 2x4 K=3 "
+                      r"answers its ([\d.]+) M positions of every ko and last capturer at ([\d.]+) "
+                      r"million/s \|", text)
+    assert found
+    runs = measured_runs()
+    small = next(r for r in runs if (r["cols"], r["stones"], r["max_stones"]) == (4, 3, None))
+    large = next(r for r in runs if (r["cols"], r["stones"], r["max_stones"]) == (6, 5, 20))
+    for rate, seconds, run_ in ((found[1], found[3], small), (found[2], found[4], large)):
+        assert float(rate) == round(run_["positions"] / run_["solve_seconds"] / 1e6, 1)
+        assert int(seconds) == round(run_["solve_seconds"])
+    every_state = 3 * small["positions"]
+    assert float(found[5]) == round(every_state / 1e6, 1)
+    assert float(found[6]) == round(every_state / small["solve_seconds"] / 1e6, 1)

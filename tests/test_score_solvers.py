@@ -80,3 +80,25 @@ def test_the_compact_solver_equals_the_reference_on_solved_lower_tiers():
         else:
             solved[tier] = MarginTier(*scoresolve.solve_tier(game.score_tier(tier, lower), 2)[:2])
     assert len(solved) == len(game.tiers())
+
+
+def test_two_threads_give_the_records_of_one_on_a_tier_of_a_million_positions():
+    """Small tiers finish before two threads meet; on 1.5 M positions (the top tier of 2x4 with
+    2 seeds per pit, lower tiers random) both threads sweep at once, each with its own move
+    buffers and its game's scratch area, and must still give one thread's records."""
+    game = make_game("zigzag", cols=4, stones=2)
+    rng = np.random.default_rng(42)
+    top = max(game.tiers())
+    lower = {}
+    for t in game.tier_dependencies(top):       # margins and short remoteness, or no end
+        seeds, size = t // 3, game.tier_size(t)
+        field = np.where(rng.random(size) < 0.1, LAYOUT["endless"], rng.integers(0, 200, size))
+        margins = rng.integers(-seeds, seeds + 1, size=size)
+        records = ((field << LAYOUT["rem_shift"]) | (margins + LAYOUT["bias"])).astype(np.uint16)
+        lower[t] = MarginTier(records, np.zeros(0, dtype=np.uint64))
+    view = game.score_tier(top, lower)
+    assert view.size > 1_000_000
+    one = scoresolve.solve_tier(view, 1)
+    two = scoresolve.solve_tier(view, 2, parallel_from=0)
+    assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
+    assert one[2:] == two[2:]
