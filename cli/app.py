@@ -664,10 +664,14 @@ def prove(
             if result is not None and proof is not None and not result.winner_choices:
                 result.winner_choices = proofs.extract(prover, g.key(pos)[1], result.value)
         if result is None:
+            if as_json:     # a script still learns how far the search went
+                emit_json({"game": g.name, "description": g.describe(), "parameters": g.parameters(),
+                           "position": g.format_position(pos), "proved": False,
+                           "nodes": prover.nodes, "max_nodes": max_nodes})
             fail(f"not proved within the budget: {prover.nodes:,} positions expanded "
                  f"(--max-nodes {max_nodes})", 1)
         report = {"game": g.name, "description": g.describe(), "parameters": g.parameters(),
-                  "position": g.format_position(pos), "value": result.value,
+                  "position": g.format_position(pos), "proved": True, "value": result.value,
                   "winning_moves": result.winning_moves, "moves": result.moves,
                   "nodes": result.nodes, "seconds": result.seconds,
                   "table_entries": result.table_entries, "table_bytes": result.table_bytes,

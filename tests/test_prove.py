@@ -176,6 +176,13 @@ def test_prove_refuses_bad_input_in_one_sentence(tmp_path):
     assert list(tmp_path.iterdir()) == []
     budget = run("prove", "overflow", "--size", "3x4", "--max-nodes", 100)
     assert budget.exit_code == 1 and "not proved within the budget" in budget.stderr, budget.output
+    # with --json the same exit and sentence, and on stdout how far the search went
+    budget = run("prove", "overflow", "--size", "3x4", "--max-nodes", 100, "--json")
+    assert budget.exit_code == 1 and "not proved within the budget" in budget.stderr, budget.output
+    said = json.loads(budget.stdout)
+    assert said["proved"] is False and said["max_nodes"] == 100 and 100 <= said["nodes"]
+    assert said["position"] == make_game("overflow", size="3x4").format_position(
+        make_game("overflow", size="3x4").initial())
 
 
 def test_a_stopped_search_goes_on_from_its_checkpoint(tmp_path, table_3x4):
