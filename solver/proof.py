@@ -27,6 +27,8 @@ from .tiers import Progress, no_progress
 
 PROOF_FORMAT = "sowsolve-proof"
 PROOF_VERSION = 1
+#: the most positions (16 bytes each) a proof may declare per byte of its compressed payload
+MAX_PROOF_RATIO = 64
 #: the header line of a proof file (JSON) is at most this long
 MAX_HEADER = 1 << 16
 #: expansions per slice of the search between progress, checkpoints and Ctrl-C checks
@@ -335,12 +337,21 @@ def read_proof(path: str) -> ProofFile:
             raise DamagedProof(f"{path}: it holds more than its count of positions")
     if header.get("payload_crc32") != zlib.crc32(payload):
         raise DamagedProof(f"{path}: its positions fail their checksum (the file is damaged)")
+    if 16 * count > MAX_PROOF_RATIO * len(payload) + (1 << 16):
+        # sorted pairs of 64-bit keys compress about 4:1; a count far beyond its bytes would
+        # have the reader allocate what the file never held
+        raise DamagedProof(f"{path}: its {count:,} positions cannot be held in its "
+                           f"{len(payload):,} bytes")
     try:        # the frame must declare its size, and that size, before anything is allocated
         declared = zstandard.frame_content_size(payload)
         if declared != 16 * count:
             raise DamagedProof(f"{path}: its positions do not take the {16 * count:,} bytes of "
                                f"its count")
-        raw = zstandard.ZstdDecompressor().decompress(payload, max_output_size=16 * count)
+        frame = zstandard.ZstdDecompressor().decompressobj()
+        raw = frame.decompress(payload)
+        if not frame.eof or frame.unused_data:
+            raise DamagedProof(f"{path}: {'bytes follow' if frame.eof else 'the file ends inside'} "
+                               f"its positions")
     except zstandard.ZstdError:
         raise DamagedProof(f"{path}: its positions do not decompress") from None
     if len(raw) != 16 * count:

@@ -163,6 +163,31 @@ def test_tampered_proofs_are_refused(tmp_path):
         assert "Traceback" not in result.output
 
 
+def test_a_proof_with_bytes_after_its_positions_or_a_count_its_bytes_cannot_hold_is_refused(tmp_path):
+    """Both with a checksum that matches: bytes after the zstd frame (the frame alone would
+    decompress) are refused, as is a count of positions far beyond what the payload can hold
+    (a file of a few bytes must not make the checker allocate gigabytes)."""
+    path = tmp_path / "o33.proof"
+    assert run("prove", "overflow", "--size", "3x3", "--proof", path, "--memory", "192M").exit_code == 0
+    head, payload = path.read_bytes().split(b"\n", 1)
+    header = json.loads(head)
+
+    def forged(name, header_, payload_):
+        target = tmp_path / name
+        target.write_bytes(json.dumps(dict(header_, payload_crc32=zlib.crc32(payload_))).encode()
+                           + b"\n" + payload_)
+        return run("check", "--proof", target)
+
+    for name, header_, payload_, words in [
+            ("junk.proof", header, payload + b"junk", "bytes follow its positions"),
+            ("cut.proof", header, payload[:-4], "its positions"),
+            ("bomb.proof", dict(header, winner_positions=10 ** 9),
+             zstandard.ZstdCompressor().compress(bytes(16 * 10 ** 6)), "cannot be held")]:
+        result = forged(name, header_, payload_)
+        assert result.exit_code == 1 and words in result.stderr, (name, result.output)
+        assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output
+
+
 def test_prove_refuses_bad_input_in_one_sentence(tmp_path):
     for args, words in [(["overflow", "--size", "3x3", "--memory", "lots"], "--memory must be a size"),
                         (["overflow", "--size", "3x3", "--memory", "1K"], "too small"),
