@@ -1,6 +1,7 @@
 """The `sowsolve` command's entry point: Ctrl-C while the command is still starting (loading
 numpy and the kernels takes a moment) ends it like Ctrl-C later on, with one line and exit
 130, not a traceback."""
+import signal
 import sys
 
 
@@ -10,4 +11,11 @@ def main() -> None:
     except KeyboardInterrupt:
         print("sowsolve: interrupted", file=sys.stderr)
         sys.exit(130)
-    run()
+    try:
+        run()
+    except SystemExit as leaving:
+        if leaving.code == 130:
+            # interrupted and said so: a second Ctrl-C while the process ends (its threads
+            # joined) would only add Python's own complaint after that one line
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise

@@ -264,26 +264,29 @@ class _Pending:
     """The one finished tier being stored on a thread of its own (TierManager.run)."""
 
     def __init__(self) -> None:
-        self.thread: threading.Thread | None = None
+        self.done: threading.Event | None = None       # set by the storing thread as it ends
         self.error: BaseException | None = None
 
     def submit(self, finished: Finished, tier: int, records: np.ndarray, seconds: float) -> None:
         self.wait()                     # the previous tier first: tiers are stored in order
+        done = threading.Event()
 
         def store() -> None:
             try:
                 finished(tier, records, seconds)
             except BaseException as exc:     # handed to the main thread by wait()
                 self.error = exc
+            finally:
+                done.set()
 
-        self.thread = threading.Thread(target=store, name=f"sowsolve-store-{tier}")
-        self.thread.start()
+        self.done = done
+        threading.Thread(target=store, name=f"sowsolve-store-{tier}").start()
 
     def wait(self) -> None:
         """Until the tier being stored is stored; its error, if any, raised here."""
-        thread, self.thread = self.thread, None
-        if thread is not None:
-            _join_whole(thread)
+        if self.done is not None:
+            _wait_whole(self.done)
+            self.done = None            # only once it ended: an exit from here still waits
         error, self.error = self.error, None
         if error is not None:
             raise error
@@ -296,24 +299,34 @@ class _Pending:
             self.wait()
             return
         # already leaving with an error (Ctrl-C, a failed tier): the write in flight still
-        # ends whole; the exception that is already on its way is the one reported
-        thread, self.thread = self.thread, None
-        if thread is not None:
-            _join_whole(thread)
-        self.error = None
-
-
-def _join_whole(thread: threading.Thread) -> None:
-    """Join a storing thread even through Ctrl-C: leaving it half done would leave the table's
-    transaction to whoever closes the table next."""
-    interrupted = False
-    while thread.is_alive():
+        # ends whole; the exception already on its way is the one reported, the store's own
+        # error (a full disk, say) chained to it
         try:
-            thread.join()
-        except KeyboardInterrupt:
-            interrupted = True
-    if interrupted:
-        raise KeyboardInterrupt
+            if self.done is not None:
+                _wait_whole(self.done)
+                self.done = None
+        except BaseException as late:
+            raise late from exc
+        finally:
+            if self.error is not None and exc.__context__ is None:
+                exc.__context__ = self.error
+            self.error = None
+
+
+def _wait_whole(done: threading.Event) -> None:
+    """Wait for a storing thread to end whatever arrives meanwhile (Ctrl-C, a signal handler's
+    exception): leaving it half done would leave the table's transaction to whoever closes the
+    table next.  The first such exception is raised once it has ended.  (An Event, not
+    Thread.join: a join interrupted by a signal can mark a running thread as ended.)"""
+    arrived: BaseException | None = None
+    while True:
+        try:
+            if done.wait(0.5):
+                break
+        except BaseException as exc:
+            arrived = arrived or exc
+    if arrived is not None:
+        raise arrived
 
 
 def solve_tiers_with(game: Game, store: TierStore, worker: TierWorker,

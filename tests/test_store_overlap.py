@@ -100,3 +100,31 @@ def test_ctrl_c_during_the_next_tier_leaves_the_tier_being_stored_whole(tmp_path
     with open_table(path) as resumed, open_table(whole_path) as whole:
         for tier in whole.tiers:
             assert np.array_equal(resumed.tier_records(tier), whole.tier_records(tier))
+
+
+def test_a_signal_during_the_wait_for_the_store_leaves_no_store_running(tmp_path):
+    """A signal handler's exception (as SIGTERM's under `stop_on_terminate`) arriving while the
+    solve waits for the tier being stored: the solve raises it only once that store has ended,
+    so nothing writes to the table after the solve has given up."""
+    import signal
+
+    class Terminated(Exception):
+        pass
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    game = make_game("diffusion", cols=4, stones=2)
+    writer = RecordingWriter(str(tmp_path / "t.sqlite"), game, pause=0.4)
+    previous = signal.signal(signal.SIGALRM, terminate)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.6)     # while a store of 0.4 s is being waited for
+        with pytest.raises(Terminated):
+            solve_tiers(game, writer)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("sowsolve-store")]
+    stored = writer.finished_tiers()
+    assert stored == set(range(1, len(stored) + 1)) and stored      # whole tiers, in order
+    writer.close()
