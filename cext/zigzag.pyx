@@ -424,6 +424,8 @@ cdef int unturns(const ZzCtx *c, const uint8_t *after, int mover, int ko_after, 
             ending = 2                       # an empty pit of the opponent, nothing across
         else:
             continue
+        if ko_after != NO_KO and (h != ko_after or ending != 2):
+            continue                         # only a one-seed lap onto the ko pit leaves a ko
         for o in range(2):                   # the last lap sown forward (0) or backward (1)
             # where the last lap began: a lap shorter than the circuit passes each pit once, so
             # it began at the first empty pit behind h; a longer one went round m times (m the
@@ -478,9 +480,9 @@ cdef int unturns(const ZzCtx *c, const uint8_t *after, int mover, int ko_after, 
                                 return -1
                             pred[found] = (r * 2 + mover) * 3 + slot
                             found += 1
-                if lap_seeds < 2:
-                    break                    # a relay pit held a seed before the lap's last one
-                here = p
+                if lap_seeds < 2 or ko_after != NO_KO:
+                    break                    # a relay pit held a seed before the lap's last
+                here = p                     # one; a turn that leaves a ko has one lap
     return found
 
 
