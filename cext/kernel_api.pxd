@@ -51,6 +51,7 @@ cdef extern from "sowsolve_kernel.h" nogil:
         int (*unmoves)(const void *ctx, int64_t index, int64_t *pred, int max) noexcept nogil
 
     void prefetch_for_write(const void *p)
+    void prefetch_for_read(const void *p)
     uint8_t byte_load(const uint8_t *p)
     void byte_store(uint8_t *p, uint8_t v)
     uint8_t byte_fetch_sub(uint8_t *p, uint8_t v)

@@ -179,6 +179,8 @@ typedef struct ScoreTier {
  * line, and the loads behind it wait with it, so the misses of a batch overlap only if asked
  * for first. */
 static inline void prefetch_for_write(const void *p) { __builtin_prefetch(p, 1, 3); }
+/* Ask for a line that will be read: a batch of scattered reads then waits for memory once. */
+static inline void prefetch_for_read(const void *p) { __builtin_prefetch(p, 0, 3); }
 
 /* Relaxed atomics on the solver's per-position bytes, shared by the threads of one tier. */
 static inline uint8_t byte_load(const uint8_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }

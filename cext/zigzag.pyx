@@ -14,7 +14,7 @@ import numpy as np
 cimport numpy as cnp
 
 from kernel_api cimport (CONTROL_FLUSH, MARGIN_MAX_REMOTENESS, MARGIN_REM_LONG, MARGIN_UNSOLVED,
-                         MARGIN_VALUE, Control, margin_plies,
+                         MARGIN_VALUE, Control, margin_plies, prefetch_for_read,
                          SCORE_ERR_BEYOND, SCORE_ERR_LONG, SCORE_ERR_PREDS, SCORE_ERR_UNSOLVED, SCORE_EXIT,
                          SOWSOLVE_SCORE_TIER_CAPSULE, ScoreTier, SignalPoll, control_of, ctl_add,
                          ctl_stopped, poll_signals, raise_pending)
@@ -531,12 +531,13 @@ cdef struct MovesCache:
 
 cdef int side_moves(const ZzTier *t, const uint8_t *board, int side, SideMoves *out) noexcept nogil:
     """The moves of `side` from `board` (circuit order) with no ko: same-tier children and
-    exits; their number or SCORE_ERR_*."""
+    exits; their number or SCORE_ERR_*.  The lower records the captures read are scattered
+    over large arrays: their cache lines are all asked for before the first is read."""
     cdef const ZzCtx *c = &t.c
     cdef TurnResult turns[MAXP]
     cdef int pits[MAXP]
+    cdef int64_t lower[MAXP]              # index in its lower tier of each capture's child
     cdef int n, j, cap, rest, ko, v, plies
-    cdef int64_t ci
     cdef uint16_t rec
     n = gen_turns(c, board, side, NO_KO, turns, pits)
     for j in range(n):
@@ -553,21 +554,27 @@ cdef int side_moves(const ZzTier *t, const uint8_t *board, int side, SideMoves *
             return SCORE_ERR_UNSOLVED
         if side == 0:
             # P captured: the child (p to move, P captured last) is stored as it is
-            ci = child_index(c, turns[j].board, rest, 1, turns[j].ko)
+            lower[j] = child_index(c, turns[j].board, rest, 1, turns[j].ko)
         else:
             # p captured: the child (P to move, p captured last) is stored turned half a turn
             ko = turns[j].ko
             if ko != NO_KO:
                 ko = c.at[c.npits - 1 - c.circ[ko]]
-            ci = (rank_board(c.npits, turns[j].board, c.turned_at, rest) * 2 + 1) * 3 + ko_slot(c, 1, ko)
-        rec = t.low[rest][ci]
+            lower[j] = (rank_board(c.npits, turns[j].board, c.turned_at, rest) * 2 + 1) * 3 + ko_slot(c, 1, ko)
+        prefetch_for_read(&t.low[rest][lower[j]])
+    for j in range(n):
+        cap = turns[j].captured
+        if cap == 0:
+            continue
+        rest = t.seeds - cap
+        rec = t.low[rest][lower[j]]
         if rec == MARGIN_UNSOLVED:
             return SCORE_ERR_UNSOLVED
         v = MARGIN_VALUE(rec)                 # for the child's side to move, the mover's opponent
         if v > rest or v < -rest:
             return SCORE_ERR_BEYOND
         out.value[j] = (cap - v) if side == 0 else (v - cap)
-        plies = margin_plies(rec, t.low_long[rest], t.low_nlong[rest], ci)
+        plies = margin_plies(rec, t.low_long[rest], t.low_nlong[rest], lower[j])
         if plies < 0:
             return SCORE_ERR_LONG
         out.rem[j] = <uint16_t>plies
