@@ -610,8 +610,8 @@ cdef inline uint16_t final_record(const ScoreTier *tier, int64_t i, int value, i
 cdef inline bint settle(Sweep *s, int tid, int64_t i, int d, uint8_t bit, int value) noexcept nogil:
     """Position i gets its record (`value` for the maximiser, d plies to the end) and `bit`:
     False when another thread or an earlier entry of the lists gave it one already."""
-    if byte_fetch_or(&s.flags[i], bit) & bit:
-        return False
+    if byte_load(&s.flags[i]) & bit or byte_fetch_or(&s.flags[i], bit) & bit:
+        return False                # (a plain read first: entries queued twice are common)
     if d == DIST_CAP:
         fail(s, ERR_REMOTENESS)
     s.rec[i] = final_record(s.tier, i, value, margin_rem_field(d))
@@ -644,8 +644,13 @@ cdef void settle_attractor(Sweep *s, int tid, int64_t i, int d, int64_t *preds) 
             continue
         if side_of(tier, x) == s.forcing:
             # the forcing side takes its quickest move worth the threshold
-            if word_lower(&s.dist[x], <uint16_t>nd) or not (byte_fetch_or(&s.flags[x], F_OFFERED) & F_OFFERED):
-                byte_fetch_or(&s.flags[x], F_OFFERED)
+            # (an atomic read-modify-write waits for memory and holds the loads behind it: a
+            # plain read first spares it where the flag is already set)
+            if word_lower(&s.dist[x], <uint16_t>nd):
+                if not (byte_load(&s.flags[x]) & F_OFFERED):
+                    byte_fetch_or(&s.flags[x], F_OFFERED)
+                push(s, tid, nd, x)
+            elif not (byte_load(&s.flags[x]) & F_OFFERED) and not (byte_fetch_or(&s.flags[x], F_OFFERED) & F_OFFERED):
                 push(s, tid, nd, x)
             continue
         # the other side joins once every move is worth the threshold or more, and then
