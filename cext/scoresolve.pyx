@@ -923,8 +923,12 @@ cdef void seed_threshold(Sweep *s) noexcept nogil:
                 f = s.flags[j]
                 if f & F_JOINED:
                     continue
+                if not (f & F_EXIT):        # no capture: nothing to seed, and its record
+                    if here != s.forcing and s.dist[j] != 0:    # need not be read
+                        s.dist[j] = 0
+                    continue
                 r = s.rec[j]
-                v = MARGIN_VALUE(r) if f & F_EXIT else 0x7FFF
+                v = MARGIN_VALUE(r)
                 if v != s.t:
                     if here != s.forcing and s.dist[j] != 0:
                         s.dist[j] = 0
