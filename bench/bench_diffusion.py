@@ -13,7 +13,7 @@ import random
 import tempfile
 import time
 
-from report import emit
+from report import emit, machine
 from sowsolve.solver.games import make_game
 from sowsolve.solver.tiers import default_threads
 from sowsolve.tables.store import TableWriter, open_table
@@ -77,8 +77,7 @@ def main() -> None:
     parser.add_argument("--out", help="also write the JSON here")
     args = parser.parse_args()
     boards = args.board or ["diffusion:4:5", "diffusion-v2:4:5"]
-    result = {"machine": {"cpus": default_threads(), "python": platform.python_version(),
-                          "processor": platform.machine()},
+    result = {"machine": dict(machine(), processor=platform.machine()),
               "perft": bench_perft(args.perft_depth),
               "boards": []}
     for board in boards:

@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import tempfile
 
-from report import emit, time_process
+from report import emit, machine, time_process
 
 
 def timed(command: list[str]) -> tuple[dict | None, float, int, str]:
@@ -53,7 +52,7 @@ def main() -> None:
             runs.append(run)
     emit({"command": "/usr/bin/time -v sowsolve prove overflow --size RxC --memory M --json; "
                      "/usr/bin/time -v sowsolve solve overflow --size RxC --json",
-          "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+          "machine": machine(),
           "memory": args.memory, "runs": runs}, args.out)
 
 

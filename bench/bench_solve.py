@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import resource
 import tempfile
 import time
 
-from report import emit
+from report import emit, machine
 from sowsolve.solver.games import make_game
 from sowsolve.solver.tiers import default_threads
 from sowsolve.tables.store import TableWriter, open_table
@@ -39,7 +38,7 @@ def main() -> None:
     game = make_game(args.game, **dict(args.param))
     result = {"game": game.name, "parameters": game.parameters(), "description": game.describe(),
               "solver": game.solver.name, "threads": args.threads,
-              "machine": {"cpus": default_threads(), "python": platform.python_version()}}
+              "machine": machine()}
     if args.perft_depth:
         started = time.perf_counter()
         counts = game.perft(game.initial(), args.perft_depth)

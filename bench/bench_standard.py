@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import resource
 import sys
 import time
 
 from tqdm import tqdm
 
-from report import emit
+from report import emit, machine
 from sowsolve.solver.games import make_game
 from sowsolve.solver.tiers import default_threads
 from sowsolve.tables.store import TableWriter, open_table
@@ -49,7 +48,7 @@ def main() -> None:
     positions = sum(t["positions"] for t in tiers)
     result = {
         "game": args.game, "cols": args.cols, "stones": args.stones, "threads": args.threads,
-        "machine": {"cpus": default_threads(), "python": platform.python_version()},
+        "machine": machine(),
         "positions_per_side": positions,
         "wall_seconds_this_run": round(wall, 1),
         "kernel_seconds_this_run": round(report.seconds, 1),

@@ -13,14 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-from report import emit, time_process
+from report import emit, machine, time_process
 
 
 def run_one(board: str, threads: int, directory: str) -> dict:
@@ -64,7 +63,7 @@ def main() -> None:
             print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
     emit({"command": "/usr/bin/time -v sowsolve solve zigzag --cols C --stones K [--max-stones S] "
                      "--threads T --json",
-          "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+          "machine": machine(),
           "threads": args.threads, "runs": runs}, args.out)
 
 

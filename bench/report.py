@@ -2,8 +2,16 @@
 from __future__ import annotations
 
 import json
+import os
+import platform
 import re
 import subprocess
+
+
+def machine() -> dict:
+    """What every benchmark records of the machine it ran on."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"cpus": cpus, "python": platform.python_version()}
 
 
 def emit(result: dict, out: str | None) -> None:

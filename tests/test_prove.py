@@ -43,20 +43,24 @@ def test_the_start_is_proved_as_the_table_says(tmp_path, size):
     assert (proved.value == "win") == bool(proved.winning_moves)
 
 
+def sampled_positions(table, rng, per_tier):
+    """Up to `per_tier` positions of each tier of a table, drawn by `rng`."""
+    for tier in table.tiers:
+        size = table.tier_size(tier)
+        for index in rng.sample(range(size), min(size, per_tier)):
+            yield table.stored_positions(tier, index, index + 1)[0]
+
+
 def test_sampled_positions_are_proved_as_the_table_says(table_3x4):
     game, path = table_3x4
-    rng = random.Random(7)
     checked = 0
     with open_table(path) as table:
-        for tier in table.tiers:
-            size = table.tier_size(tier)
-            for index in rng.sample(range(size), min(size, 12)):
-                position = table.stored_positions(tier, index, index + 1)[0]
-                if game.outcome(position) is not None:
-                    continue
-                proved, _ = proofs.prove(game, position, MEMORY)
-                assert proved.value == table.probe(position).value, game.format_position(position)
-                checked += 1
+        for position in sampled_positions(table, random.Random(7), 12):
+            if game.outcome(position) is not None:
+                continue
+            proved, _ = proofs.prove(game, position, MEMORY)
+            assert proved.value == table.probe(position).value, game.format_position(position)
+            checked += 1
     assert checked > 60
 
 
@@ -237,21 +241,17 @@ def test_the_search_s_hint_knows_the_end_as_the_rules_do(table_3x4):
     gives numbers of at least 1."""
     game, path = table_3x4
     kernel = game.kernel()
-    rng = random.Random(3)
     finals = 0
     with open_table(path) as table:
-        for tier in table.tiers:
-            size = table.tier_size(tier)
-            for index in rng.sample(range(size), min(size, 40)):
-                position = table.stored_positions(tier, index, index + 1)[0]
-                final, phi, delta = kernel.proof_hint_of(game.key(position)[1])
-                outcome = game.outcome(position)
-                assert final == (outcome is not None), game.format_position(position)
-                if final:
-                    finals += 1
-                    assert (phi, delta) == ((0, proofs.INFINITY) if outcome == "win" else (proofs.INFINITY, 0))
-                else:
-                    assert phi >= 1 and delta >= 1
+        for position in sampled_positions(table, random.Random(3), 40):
+            final, phi, delta = kernel.proof_hint_of(game.key(position)[1])
+            outcome = game.outcome(position)
+            assert final == (outcome is not None), game.format_position(position)
+            if final:
+                finals += 1
+                assert (phi, delta) == ((0, proofs.INFINITY) if outcome == "win" else (proofs.INFINITY, 0))
+            else:
+                assert phi >= 1 and delta >= 1
     assert finals > 0
 
 
