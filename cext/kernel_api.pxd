@@ -26,7 +26,7 @@ cdef extern from "sowsolve_kernel.h" nogil:
                               int64_t *child_index, uint16_t *final_record) noexcept nogil
 
     ctypedef int (*expand_key_fn)(const void *ctx, uint64_t key, uint64_t *child_key,
-                                  uint16_t *final_record) noexcept nogil
+                                  uint32_t *child_hint, uint16_t *final_record) noexcept nogil
 
     ctypedef struct GameKernel:
         const void *ctx
@@ -50,11 +50,20 @@ cdef extern from "sowsolve_kernel.h" nogil:
                      int16_t *exit_value, uint16_t *exit_rem) noexcept nogil
         int (*unmoves)(const void *ctx, int64_t index, int64_t *pred, int max) noexcept nogil
 
+    void *big_table_alloc(size_t bytes)
+    void big_table_free(void *p, size_t bytes)
+    void spin_lock(uint32_t *p)
+    void spin_unlock(uint32_t *p)
+    void count_add(int64_t *p, int64_t n)
+    int64_t count_load(const int64_t *p)
+    int flag_load(const int *p)
+    void flag_store(int *p, int v)
     void prefetch_for_write(const void *p)
     void prefetch_for_read(const void *p)
     uint8_t byte_load(const uint8_t *p)
     void byte_store(uint8_t *p, uint8_t v)
     uint8_t byte_fetch_sub(uint8_t *p, uint8_t v)
+    void byte_add(uint8_t *p, uint8_t v)
     uint8_t byte_fetch_or(uint8_t *p, uint8_t v)
     uint8_t byte_fetch_and(uint8_t *p, uint8_t v)
     uint16_t word_load(const uint16_t *p)

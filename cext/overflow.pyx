@@ -152,21 +152,26 @@ cdef int gen_moves(const OvCtx *c, const uint8_t *h, uint64_t occ, Move *out) no
     return n
 
 
-cdef inline void apply_move(const OvCtx *c, const uint8_t *h, Move m, uint8_t *out) noexcept nogil:
+cdef inline uint64_t apply_move(const OvCtx *c, const uint8_t *h, uint64_t occ, Move m,
+                                uint8_t *out) noexcept nogil:
+    """The child's heights into `out`; returns its occupancy (`occ` is the parent's)."""
     cdef int stack = h[m.cell], x = m.cell, j
     memcpy(out, h, c.ncells)
     out[m.cell] = 0
+    occ &= ~bit(m.cell)
     if m.kind == OVERFLOW:
         for j in range(stack):
             x = c.step[x][m.direction]
             if x < 0:
                 break
             out[x] += 1
+            occ |= bit(x)
     else:
         for j in range(m.reach):
             x = c.step[x][m.direction]
             out[x] += 1
         out[x] += stack - m.reach
+    return occ
 
 
 cdef inline uint64_t pack(const OvCtx *c, const uint8_t *h, int side, int s) noexcept nogil:
@@ -180,13 +185,28 @@ cdef inline uint64_t pack(const OvCtx *c, const uint8_t *h, int side, int s) noe
 
 
 cdef inline uint64_t canonical(const OvCtx *c, const uint8_t *h, int side) noexcept nogil:
-    cdef uint64_t best = pack(c, h, side, 0), key
-    cdef int s
+    """The least packing over the symmetries, found without packing each: every packing of a
+    position has the same length (cells + discs), so one packing is less than another exactly
+    when its side bit is, or with equal side bits when its heights read from the last cell
+    backwards are lexicographically less (a taller last stack puts more one-bits at the top).
+    Most symmetries differ from the best so far within a cell or two."""
+    cdef int best = 0, s, j, a = 0, b = 0
+    cdef int best_bit = side ^ c.swaps[0], bit_s
     for s in range(1, c.nsym):
-        key = pack(c, h, side, s)
-        if key < best:
-            best = key
-    return best
+        bit_s = side ^ c.swaps[s]
+        if bit_s != best_bit:
+            if bit_s < best_bit:
+                best = s
+                best_bit = bit_s
+            continue
+        for j in range(c.ncells - 1, -1, -1):
+            a = h[c.source[s][j]]
+            b = h[c.source[best][j]]
+            if a != b:
+                break
+        if a < b:
+            best = s
+    return pack(c, h, side, best)
 
 
 cdef inline int unpack(const OvCtx *c, uint64_t key, uint8_t *h) noexcept nogil:
@@ -208,14 +228,45 @@ cdef inline int unpack(const OvCtx *c, uint64_t key, uint8_t *h) noexcept nogil:
     return <int>(key >> 63)
 
 
-cdef int expand_key(const void *ctx, uint64_t key, uint64_t *child_key,
+cdef inline int hint_of(const OvCtx *c, uint64_t occ, int side, uint32_t *phi,
+                        uint32_t *delta) noexcept nogil:
+    """proof_hint from a position's occupancy: final positions at once (1); else from the
+    occupied cells of each house (the side to move wins when the other house empties, loses
+    when its own does), to the fifth power.  Positions expanded to prove a start, by power
+    (a table of 40 M entries, no entry replaced on the way):
+
+        power        3x4        3x5        4x4
+        2        222,969  6,125,853 15,341,820
+        3        132,514  6,098,536 11,564,639
+        5        110,903  4,349,385  4,742,574
+
+    (2^count: 14.7 M on 4x4; powers 4, 6 and 7 lie near 5 on 4x4.)  The fifth power of a
+    house of 16 cells is 2^20, so sums over children stay below PROOF_INF on every board whose
+    positions pack (at most 31 cells)."""
+    cdef int outcome = final_outcome(c, occ, side), mine, theirs
+    if outcome == REC_WIN:
+        phi[0] = 0
+        delta[0] = PROOF_INF
+        return 1
+    if outcome == REC_LOSS:
+        phi[0] = PROOF_INF
+        delta[0] = 0
+        return 1
+    mine = __builtin_popcountll(occ & (c.light if side == 0 else c.dark))
+    theirs = __builtin_popcountll(occ & (c.dark if side == 0 else c.light))
+    phi[0] = theirs * theirs * theirs * theirs * theirs
+    delta[0] = mine * mine * mine * mine * mine
+    return 0
+
+
+cdef int expand_key(const void *ctx, uint64_t key, uint64_t *child_key, uint32_t *child_hint,
                     uint16_t *final_record) noexcept nogil:
     cdef const OvCtx *c = <const OvCtx *>ctx
     cdef uint8_t h[MAXC]
     cdef uint8_t child[MAXC]
     cdef Move moves[MAX_MOVES]
     cdef int side = unpack(c, key, h), n, i, outcome
-    cdef uint64_t occ
+    cdef uint64_t occ, child_occ
     if side < 0:
         return -1
     occ = occupancy(c, h)
@@ -228,39 +279,24 @@ cdef int expand_key(const void *ctx, uint64_t key, uint64_t *child_key,
         final_record[0] = REC_MAKE(REC_LOSS, 0)
         return 0
     for i in range(n):
-        apply_move(c, h, moves[i], child)
+        child_occ = apply_move(c, h, occ, moves[i], child)
         child_key[i] = canonical(c, child, side ^ 1)
+        if child_hint != NULL:
+            # the hint does not depend on the symmetry: houses swap with the side bit
+            hint_of(c, child_occ, side ^ 1, &child_hint[2 * i], &child_hint[2 * i + 1])
     return n
 
 
 cdef int proof_hint(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
-    """Final positions at once; else from the occupied cells of each house (the side to move
-    wins when the other house empties, loses when its own does), squared: of the estimates
-    tried on 3x4 (1, the counts, half the counts, their squares) the squares needed the fewest
-    expansions to prove the start (223 k, against 382 k, 260 k, 319 k)."""
+    """hint_of a packed position (1 for a final one, phi and delta set; else 0)."""
     cdef const OvCtx *c = <const OvCtx *>ctx
     cdef uint8_t h[MAXC]
-    cdef int side = unpack(c, key, h), outcome, mine, theirs
-    cdef uint64_t occ
+    cdef int side = unpack(c, key, h)
     phi[0] = 1
     delta[0] = 1
     if side < 0:
         return 0
-    occ = occupancy(c, h)
-    outcome = final_outcome(c, occ, side)
-    if outcome == REC_WIN:
-        phi[0] = 0
-        delta[0] = PROOF_INF
-        return 1
-    if outcome == REC_LOSS:
-        phi[0] = PROOF_INF
-        delta[0] = 0
-        return 1
-    mine = __builtin_popcountll(occ & (c.light if side == 0 else c.dark))
-    theirs = __builtin_popcountll(occ & (c.dark if side == 0 else c.light))
-    phi[0] = theirs * theirs
-    delta[0] = mine * mine
-    return 0
+    return hint_of(c, occupancy(c, h), side, phi, delta)
 
 
 cdef void perft_rec(const OvCtx *c, const uint8_t *h, int depth, int ply, int64_t *counts,
@@ -275,7 +311,7 @@ cdef void perft_rec(const OvCtx *c, const uint8_t *h, int depth, int ply, int64_
     counts[ply] += n
     if ply + 1 < depth:
         for i in range(n):
-            apply_move(c, h, moves[i], child)
+            apply_move(c, h, occ, moves[i], child)
             perft_rec(c, child, depth, ply + 1, counts, poll)
 
 
@@ -373,7 +409,7 @@ cdef class OverflowKernel:
         n = gen_moves(&self.ctx, h, occ, moves)
         result = []
         for i in range(n):
-            apply_move(&self.ctx, h, moves[i], child)
+            apply_move(&self.ctx, h, occ, moves[i], child)
             result.append(((moves[i].cell, moves[i].direction),
                            tuple(child[j] for j in range(self.ncells))))
         return result
@@ -442,7 +478,7 @@ cdef class OverflowKernel:
         cdef uint64_t out[MAX_MOVES]
         cdef uint16_t rec = 0
         self._need_keys()
-        n = expand_key(&self.ctx, key, out, &rec)
+        n = expand_key(&self.ctx, key, out, NULL, &rec)
         if n < 0:
             raise ValueError(f"{key:#x} is not a packed position of this board")
         if n == 0:

@@ -34,15 +34,29 @@ class Prover:
         """'win' or 'loss' for the side to move of a final position, None with moves."""
     def value(self) -> str | None:
         """'win' or 'loss' for the side to move at the root once proved, else None."""
-    def run(self, budget: int, control: npt.NDArray[np.int64] | None = None) -> bool:
-        """Search on for at most `budget` more expansions: True once the root is proved."""
+    def run(self, budget: int, control: npt.NDArray[np.int64] | None = None, threads: int = 1) -> bool:
+        """Search on for at most `budget` more expansions (threads > 1: threads sharing the
+        table): True once the root is proved."""
     def prove(self, key: int, control: npt.NDArray[np.int64] | None = None) -> str:
         """Search `key` until it is proved: 'win' or 'loss' for its side to move."""
+    def extract(self, root: int, winner_to_move: bool, control: npt.NDArray[np.int64] | None = None
+                ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+        """The proof in the table from `root`: (positions of the winner's, the child chosen at
+        each), unsorted; ValueError when the table's values do not bear out."""
     def children(self, key: int) -> list[int]:
         """Distinct children of a packed position as the search sees them (empty: final)."""
+    def child_hints(self, key: int) -> list[tuple[int, int, int]]:
+        """[(child, phi, delta)]: the distinct children with the hints that came with them from
+        the game's expansion (the game's proof_hint of each, where it offers one, else 1, 1)."""
+    @property
+    def slots(self) -> int:
+        """Entries the table has room for (used or not)."""
+    def used_entries(self, start: int, stop: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
+                                                           npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+        """Copies of the entries in use among slots [start, stop): (keys, phi, delta, work)."""
     def state(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint32],
                              npt.NDArray[np.uint32], int]:
         """The table's entries in use (keys, phi, delta, work) and the expansions so far."""
     def restore(self, keys: npt.NDArray[np.uint64], phi: npt.NDArray[np.uint32],
                 delta: npt.NDArray[np.uint32], work: npt.NDArray[np.uint32], nodes: int) -> None:
-        """Refill the table from a checkpoint."""
+        """Refill the table from (a slice of) a checkpoint, and set the positions expanded."""

@@ -23,14 +23,19 @@ root is proved, `proof()` extracts the proof from the table (searching again whe
 replaced): for every position of the winner's on it, the child chosen.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
+from cython.parallel cimport parallel, threadid
+from libc.stdlib cimport realloc
+from keyset cimport Seen, Todo, WALK_NO_MEMORY, push, seen_add, seen_close, seen_open, todo_close, todo_open
 
 import numpy as np
 cimport numpy as cnp
 
 from kernel_api cimport (CONTROL_FLUSH, PROOF_INF, REC_LOSS, REC_OUTCOME, REC_WIN, Control, GameKernel,
-                         SOWSOLVE_KERNEL_CAPSULE, control_of, ctl_add, ctl_stopped, key_mix)
+                         SOWSOLVE_KERNEL_CAPSULE, control_of, ctl_add, ctl_stopped, key_mix,
+                         prefetch_for_read, big_table_alloc, big_table_free, spin_lock, spin_unlock,
+                         count_add, count_load, flag_load, flag_store, byte_load, byte_add, byte_fetch_sub)
 
 cnp.import_array()
 
@@ -44,6 +49,10 @@ cdef enum:
     ERR_MEMORY = -4
     ERR_STOPPED = -5
     ERR_BUDGET = -6          # the slice's node budget is spent (not an error: the search goes on)
+    ERR_FINISHED = -7        # another thread proved the root (not an error)
+    ERR_LINE_NOT_WON = -8    # extraction: a line ends where its winner has not won
+    ERR_NO_WINNING_MOVE = -9 # extraction: a position proved won shows no winning move
+    BUSY_BITS = 16           # slots of the marks of positions being searched (parallel runs)
 
 cdef enum:
     INF = 0x3FFFFFFF          # proof and disproof numbers saturate here (PROOF_INF, checked below)
@@ -62,6 +71,8 @@ ERRORS = {
     ERR_DRAW: "a position is a draw; the prover handles games without draws only",
     ERR_DEPTH: f"the search went deeper than {MAX_DEPTH} plies",
     ERR_MEMORY: "out of memory",
+    ERR_LINE_NOT_WON: "a line of the proof ends where its winner does not win",
+    ERR_NO_WINNING_MOVE: "the search proved a position it cannot show a winning move of",
 }
 
 
@@ -86,51 +97,94 @@ cdef struct Search:
     const GameKernel *game
     Entry *table
     int64_t buckets
-    int64_t nodes           # positions expanded, all slices
+    int64_t nodes           # positions expanded, all slices and threads
     int64_t budget          # the slice stops when nodes reach it
     int64_t replaced        # entries pushed out of a full bucket
     int64_t stored          # entries in use
     Control *ctl
-    int64_t flushed
+    uint64_t root
+    # Parallel runs: the threads share the table (each bucket locked while read or written: its
+    # first entry's spare word), and each marks the positions it is inside, so that where the
+    # most promising child is being searched by another thread, a thread takes the next one.
+    int parallel
+    int finished            # a thread proved the root: the others stop
+    uint8_t *busy           # 1 << BUSY_BITS counters, by key; a shared slot only misleads the choice
+
+
+cdef struct Worker:
+    # one thread of a search
+    Search *s
+    int64_t expanded        # positions this thread expanded (the work below an entry)
+    int64_t unreported      # expansions not yet added to the control's count
+    int err                 # how the thread's part of a parallel run ended
 
 
 cdef inline Entry *bucket_of(Search *s, uint64_t key) noexcept nogil:
     return &s.table[<int64_t>(key_mix(key) % <uint64_t>s.buckets) * BUCKET]
 
 
+cdef inline void prefetch_bucket(Search *s, uint64_t key) noexcept nogil:
+    cdef char *b = <char *>bucket_of(s, key)
+    prefetch_for_read(b)
+    prefetch_for_read(b + BUCKET * sizeof(Entry) - 1)
+
+
 cdef inline bint look_up(Search *s, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
     """(phi, delta) the table holds for `key`, else (1, 1); whether it holds them."""
     cdef Entry *b = bucket_of(s, key)
     cdef int i
+    cdef bint found = False
+    phi[0] = 1
+    delta[0] = 1
+    if s.parallel:
+        spin_lock(&b[0].spare)
     for i in range(BUCKET):
         if b[i].key == key:
             phi[0] = b[i].phi
             delta[0] = b[i].delta
-            return True
-    phi[0] = 1
-    delta[0] = 1
-    return False
+            found = True
+            break
+    if s.parallel:
+        spin_unlock(&b[0].spare)
+    return found
 
 
 cdef inline uint32_t work_of(Search *s, uint64_t key) noexcept nogil:
     cdef Entry *b = bucket_of(s, key)
     cdef int i
+    cdef uint32_t work = 0
+    if s.parallel:
+        spin_lock(&b[0].spare)
     for i in range(BUCKET):
         if b[i].key == key:
-            return b[i].work
-    return 0
+            work = b[i].work
+            break
+    if s.parallel:
+        spin_unlock(&b[0].spare)
+    return work
+
+
+cdef inline uint8_t *busy_slot(Search *s, uint64_t key) noexcept nogil:
+    return &s.busy[key_mix(key) >> (64 - BUSY_BITS)]
 
 
 cdef void store(Search *s, uint64_t key, uint32_t phi, uint32_t delta, uint32_t work) noexcept nogil:
     """Keep (phi, delta) of `key`: in its entry, an empty one, or the one of least work (a
-    proved or disproved entry counts its work double: it is worth more)."""
+    proved or disproved entry counts its work double: it is worth more).  A proof or disproof
+    already in the entry stays: it is a fact, where new numbers may come from children whose
+    entries were lost, or from a thread that stopped before it saw the proof."""
     cdef Entry *b = bucket_of(s, key)
     cdef int i, victim = -1
     cdef uint64_t least = 0xFFFFFFFFFFFFFFFFULL, worth
+    if s.parallel:
+        spin_lock(&b[0].spare)
     for i in range(BUCKET):
         if b[i].key == key or b[i].key == 0:
             if b[i].key == 0:
-                s.stored += 1
+                count_add(&s.stored, 1)
+            elif b[i].phi == 0 or b[i].delta == 0:
+                phi = b[i].phi
+                delta = b[i].delta
             victim = i
             break
         worth = <uint64_t>b[i].work * (2 if b[i].phi == 0 or b[i].delta == 0 else 1)
@@ -138,40 +192,64 @@ cdef void store(Search *s, uint64_t key, uint32_t phi, uint32_t delta, uint32_t 
             least = worth
             victim = i
     else:
-        s.replaced += 1
+        count_add(&s.replaced, 1)
     b[victim].key = key
     b[victim].phi = phi
     b[victim].delta = delta
     b[victim].work = work
+    if s.parallel:
+        spin_unlock(&b[0].spare)
 
 
-cdef int sort_unique(uint64_t *keys, int n) noexcept nogil:
-    """Children that are the same canonical position count once (insertion sort: n is small)."""
+cdef int sort_unique(uint64_t *keys, uint32_t *hint, int n) noexcept nogil:
+    """Children that are the same canonical position count once (insertion sort: n is small);
+    their hints (2 per child, or NULL) move with them."""
     cdef int i, j, m
     cdef uint64_t x
+    cdef uint32_t hp, hd
     for i in range(1, n):
         x = keys[i]
+        if hint != NULL:
+            hp = hint[2 * i]
+            hd = hint[2 * i + 1]
         j = i - 1
         while j >= 0 and keys[j] > x:
             keys[j + 1] = keys[j]
+            if hint != NULL:
+                hint[2 * j + 2] = hint[2 * j]
+                hint[2 * j + 3] = hint[2 * j + 1]
             j -= 1
         keys[j + 1] = x
+        if hint != NULL:
+            hint[2 * j + 2] = hp
+            hint[2 * j + 3] = hd
     m = 0
     for i in range(n):
         if m == 0 or keys[i] != keys[m - 1]:
             keys[m] = keys[i]
+            if hint != NULL:
+                hint[2 * m] = hint[2 * i]
+                hint[2 * m + 1] = hint[2 * i + 1]
             m += 1
     return m
 
 
-cdef int expand(Search *s, uint64_t key, uint64_t *child, uint32_t *phi, uint32_t *delta) noexcept nogil:
-    """Children of `key` (distinct), or 0 with the final (phi, delta); counts the expansion."""
+cdef int expand(Worker *w, uint64_t key, uint64_t *child, uint32_t *hint, uint32_t *phi,
+                uint32_t *delta) noexcept nogil:
+    """Children of `key` (distinct), or 0 with the final (phi, delta); counts the expansion.
+    `hint` (2 per child, or NULL) gets the game's proof_hint of each child, where it has one."""
+    cdef Search *s = w.s
     cdef uint16_t record = 0
-    cdef int n = s.game.expand_key(s.game.ctx, key, child, &record)
-    s.nodes += 1
-    if s.nodes - s.flushed >= CONTROL_FLUSH:
-        ctl_add(s.ctl, s.nodes - s.flushed)
-        s.flushed = s.nodes
+    cdef int n
+    if s.game.proof_hint == NULL:
+        hint = NULL
+    n = s.game.expand_key(s.game.ctx, key, child, hint, &record)
+    count_add(&s.nodes, 1)
+    w.expanded += 1
+    w.unreported += 1
+    if w.unreported >= CONTROL_FLUSH:
+        ctl_add(s.ctl, w.unreported)
+        w.unreported = 0
     if n < 0:
         return ERR_KEY
     if n == 0:
@@ -184,7 +262,7 @@ cdef int expand(Search *s, uint64_t key, uint64_t *child, uint32_t *phi, uint32_
         else:
             return ERR_DRAW
         return 0
-    return sort_unique(child, n)
+    return sort_unique(child, hint, n)
 
 
 cdef inline void child_numbers(Search *s, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
@@ -194,69 +272,232 @@ cdef inline void child_numbers(Search *s, uint64_t key, uint32_t *phi, uint32_t 
         s.game.proof_hint(s.game.ctx, key, phi, delta)
 
 
-cdef int mid(Search *s, uint64_t key, uint32_t th_phi, uint32_t th_delta, int depth) noexcept nogil:
+cdef inline uint32_t child_delta_threshold(uint32_t th_phi, uint32_t next_best) noexcept nogil:
+    """The delta a child may reach before its sibling next_best is the better one: a little
+    beyond it (1 + epsilon), never past this position's own threshold."""
+    cdef uint64_t grown = <uint64_t>next_best + 1
+    if next_best < INF:
+        grown = max(grown, (<uint64_t>next_best * (EPSILON_DEN + EPSILON_NUM) + EPSILON_DEN - 1) // EPSILON_DEN)
+    return <uint32_t>min(<uint64_t>th_phi, grown)
+
+
+cdef int mid(Worker *w, uint64_t key, uint32_t th_phi, uint32_t th_delta, int depth) noexcept nogil:
     """Search `key` until its phi reaches th_phi or its delta th_delta (or it is proved); 0, or
     ERR_*: the entries stored on the way stay valid bounds, so a later call goes on.  The
-    children's numbers are read once and, after each descent, again for the child searched."""
+    children's numbers are read once and, after each descent, again for the child searched (all
+    of them in a parallel run: another thread may have proved one)."""
+    cdef Search *s = w.s
     cdef uint64_t *child
     cdef uint32_t *cphi
     cdef uint32_t *cdelta
-    cdef uint32_t phi = 0, delta = 0, best_delta, second, th_c_phi, th_c_delta
+    cdef uint32_t *hint
+    cdef uint32_t phi = 0, delta = 0, best_delta, second, third, th_c_phi, th_c_delta, limit
+    cdef uint32_t read_phi, read_delta
     cdef uint64_t grown
-    cdef int n, i, best, err = 0
-    cdef int64_t start = s.nodes
+    cdef int n, i, best, alternative, pick, err = 0
+    cdef int64_t start = w.expanded
     if depth >= MAX_DEPTH:
         return ERR_DEPTH
-    child = <uint64_t *>malloc(MAX_CHILDREN * (sizeof(uint64_t) + 2 * sizeof(uint32_t)))
+    child = <uint64_t *>malloc(MAX_CHILDREN * (sizeof(uint64_t) + 4 * sizeof(uint32_t)))
     if child == NULL:
         return ERR_MEMORY
     cphi = <uint32_t *>(child + MAX_CHILDREN)
     cdelta = cphi + MAX_CHILDREN
-    n = expand(s, key, child, &phi, &delta)
+    hint = cdelta + MAX_CHILDREN
+    n = expand(w, key, child, hint, &phi, &delta)
     if n <= 0:
         if n == 0:
             store(s, key, phi, delta, 1)
         free(child)
         return n
+    if s.parallel:
+        byte_add(busy_slot(s, key), 1)
     for i in range(n):
-        child_numbers(s, child[i], &cphi[i], &cdelta[i])
+        # the children's buckets are scattered over the table: ask for all of them at once,
+        # so their cache misses overlap instead of following one another
+        prefetch_bucket(s, child[i])
+    for i in range(n):
+        if not look_up(s, child[i], &cphi[i], &cdelta[i]) and s.game.proof_hint != NULL:
+            cphi[i] = hint[2 * i]
+            cdelta[i] = hint[2 * i + 1]
     while True:
         delta = 0
         best = 0
+        alternative = 0
         best_delta = INF
         second = INF
+        third = INF
         for i in range(n):
             delta = sat_add(delta, cphi[i])
             if cdelta[i] < best_delta:
+                third = second
                 second = best_delta
+                alternative = best
                 best_delta = cdelta[i]
                 best = i
             elif cdelta[i] < second:
+                third = second
                 second = cdelta[i]
+                alternative = i
+            elif cdelta[i] < third:
+                third = cdelta[i]
         phi = best_delta
         if phi >= th_phi or delta >= th_delta or err != 0:
             break
-        if s.nodes >= s.budget:
+        if count_load(&s.nodes) >= s.budget:
             err = ERR_BUDGET
             break
         if ctl_stopped(s.ctl):
             err = ERR_STOPPED
             break
+        pick = best
+        limit = second
+        if s.parallel:
+            if flag_load(&s.finished):
+                err = ERR_FINISHED
+                break
+            # another thread is inside the most promising child: take the next one if it is
+            # nearly as promising, and leave it when it grows past the busy one counted double
+            if (second < th_phi and <uint64_t>second <= 2 * <uint64_t>best_delta
+                    and byte_load(busy_slot(s, child[best])) != 0
+                    and byte_load(busy_slot(s, child[alternative])) == 0):
+                pick = alternative
+                limit = <uint32_t>min(2 * <uint64_t>best_delta + 1, <uint64_t>third)
         # the child's phi adds to this delta; its delta is this phi
-        grown = <uint64_t>th_delta + cphi[best] - delta
+        grown = <uint64_t>th_delta + cphi[pick] - delta
         th_c_phi = INF if grown >= INF else <uint32_t>grown
-        grown = <uint64_t>second + 1
-        if second < INF:
-            grown = max(grown, (<uint64_t>second * (EPSILON_DEN + EPSILON_NUM) + EPSILON_DEN - 1) // EPSILON_DEN)
-        th_c_delta = <uint32_t>min(<uint64_t>th_phi, grown)
-        err = mid(s, child[best], th_c_phi, th_c_delta, depth + 1)
-        child_numbers(s, child[best], &cphi[best], &cdelta[best])
-        if err != 0 and err != ERR_BUDGET and err != ERR_STOPPED:
+        th_c_delta = child_delta_threshold(th_phi, limit)
+        err = mid(w, child[pick], th_c_phi, th_c_delta, depth + 1)
+        if s.parallel:
+            for i in range(n):
+                prefetch_bucket(s, child[i])
+            for i in range(n):
+                # a lost entry keeps the numbers read before (valid bounds)
+                if look_up(s, child[i], &read_phi, &read_delta):
+                    cphi[i] = read_phi
+                    cdelta[i] = read_delta
+                elif i == pick:
+                    child_numbers(s, child[i], &cphi[i], &cdelta[i])
+        else:
+            child_numbers(s, child[pick], &cphi[pick], &cdelta[pick])
+        if err != 0 and err != ERR_BUDGET and err != ERR_STOPPED and err != ERR_FINISHED:
             break
-    grown = <uint64_t>work_of(s, key) + (s.nodes - start)
+    grown = <uint64_t>work_of(s, key) + (w.expanded - start)
     store(s, key, phi, delta, <uint32_t>(0xFFFFFFFFU if grown > 0xFFFFFFFFU else grown))
+    if s.parallel:
+        byte_fetch_sub(busy_slot(s, key), 1)
     free(child)
     return err
+
+
+cdef int drive(Worker *w) noexcept nogil:
+    """One thread of a run: search from the root until it is proved, the slice's budget is
+    spent, or the run is stopped; the thread that proves the root tells the others."""
+    cdef int err = mid(w, w.s.root, INF, INF, 0)
+    if err == 0:
+        flag_store(&w.s.finished, 1)
+    return err
+
+
+cdef int prove_key(Worker *w, uint64_t key) noexcept nogil:
+    """Search `key` until it is proved (its entry may have been replaced since): 0, or ERR_*."""
+    cdef uint32_t phi, delta
+    cdef int err
+    while True:
+        look_up(w.s, key, &phi, &delta)
+        if phi == 0 or delta == 0:
+            return 0
+        err = mid(w, key, INF, INF, 0)
+        if err != 0:
+            return err
+
+
+cdef int losing_child(Worker *w, const uint64_t *child, int n) noexcept nogil:
+    """The first child proved lost for its side to move (by the table or the game's hint), or -1."""
+    cdef uint32_t phi, delta
+    cdef int i
+    for i in range(n):
+        child_numbers(w.s, child[i], &phi, &delta)
+        if delta == 0:
+            return i
+    return -1
+
+
+cdef struct Pairs:
+    uint64_t *keys
+    uint64_t *chosen
+    int64_t n
+    int64_t room
+
+
+cdef int extract_walk(Worker *w, uint64_t root, uint8_t winner_to_move, Seen *seen, Todo *todo,
+                      Pairs *out, uint64_t *child) noexcept nogil:
+    """Walk the proof in the table from `root`: every child of the loser's positions, and at the
+    winner's the first child proved lost (searching again where entries were replaced), kept in
+    `out`.  0, or ERR_*."""
+    cdef uint64_t key
+    cdef uint64_t *grown
+    cdef uint32_t phi, delta
+    cdef uint8_t role
+    cdef int n, i, chosen, err, added
+    if push(todo, root, winner_to_move) != 0:
+        return ERR_MEMORY
+    while todo.n > 0:
+        todo.n -= 1
+        key = todo.keys[todo.n]
+        role = todo.roles[todo.n]
+        added = seen_add(seen, key, role)
+        if added < 0:
+            return ERR_MEMORY
+        if added == 0:
+            continue
+        if ctl_stopped(w.s.ctl):
+            return ERR_STOPPED
+        n = expand(w, key, child, NULL, &phi, &delta)
+        if n < 0:
+            return n
+        if n == 0:
+            if (phi == 0) != (role == 1):
+                return ERR_LINE_NOT_WON
+            continue
+        if role == 0:
+            for i in range(n):
+                if push(todo, child[i], 1) != 0:
+                    return ERR_MEMORY
+            continue
+        chosen = losing_child(w, child, n)
+        if chosen < 0:
+            err = prove_key(w, key)
+            if err != 0:
+                return err
+            chosen = losing_child(w, child, n)
+        i = 0
+        while chosen < 0 and i < n:
+            err = prove_key(w, child[i])
+            if err != 0:
+                return err
+            look_up(w.s, child[i], &phi, &delta)
+            if delta == 0:
+                chosen = i
+            i += 1
+        if chosen < 0:
+            return ERR_NO_WINNING_MOVE
+        if out.n == out.room:
+            grown = <uint64_t *>realloc(out.keys, 2 * out.room * sizeof(uint64_t))
+            if grown == NULL:
+                return ERR_MEMORY
+            out.keys = grown
+            grown = <uint64_t *>realloc(out.chosen, 2 * out.room * sizeof(uint64_t))
+            if grown == NULL:
+                return ERR_MEMORY
+            out.chosen = grown
+            out.room *= 2
+        out.keys[out.n] = key
+        out.chosen[out.n] = child[chosen]
+        out.n += 1
+        if push(todo, child[chosen], 0) != 0:
+            return ERR_MEMORY
+    return 0
 
 
 cdef class Prover:
@@ -280,13 +521,23 @@ cdef class Prover:
             raise ValueError(f"a table of {entries} entries is too small (at least {BUCKET})")
         self._capsule = capsule
         self.root = root
+        self.s.root = root
         self.s.buckets = entries // BUCKET
-        self.s.table = <Entry *>calloc(self.s.buckets * BUCKET, sizeof(Entry))
+        self.s.table = <Entry *>big_table_alloc(self.s.buckets * BUCKET * sizeof(Entry))
         if self.s.table == NULL:
             raise MemoryError(f"out of memory for a table of {entries:,} entries")
 
     def __dealloc__(self):
-        free(self.s.table)
+        big_table_free(self.s.table, self.s.buckets * BUCKET * sizeof(Entry))
+        free(self.s.busy)
+
+    cdef Worker worker(self):
+        cdef Worker w
+        w.s = &self.s
+        w.expanded = 0
+        w.unreported = 0
+        w.err = 0
+        return w
 
     @property
     def nodes(self):
@@ -319,7 +570,8 @@ cdef class Prover:
         never the table's), None for a position with moves."""
         cdef uint64_t child[MAX_CHILDREN]
         cdef uint32_t phi, delta
-        cdef int n = expand(&self.s, key, child, &phi, &delta)
+        cdef Worker w = self.worker()
+        cdef int n = expand(&w, key, child, NULL, &phi, &delta)
         if n < 0:
             raise ValueError(ERRORS.get(n, f"{key:#x} cannot be expanded"))
         if n > 0:
@@ -332,18 +584,46 @@ cdef class Prover:
         look_up(&self.s, self.root, &phi, &delta)
         return "win" if phi == 0 else "loss" if delta == 0 else None
 
-    def run(self, int64_t budget, int64_t[::1] control=None):
-        """Search on from the root for at most `budget` more expansions: True once the root is
-        proved.  KeyboardInterrupt when `control` asks to stop (the table stays valid)."""
+    def run(self, int64_t budget, int64_t[::1] control=None, int threads=1):
+        """Search on from the root for at most `budget` more expansions (all threads together,
+        give or take one per thread): True once the root is proved.  KeyboardInterrupt when
+        `control` asks to stop (the table stays valid).  With threads > 1 the threads share the
+        table; the run's node count then depends on their timing."""
         cdef Control spare
-        cdef int err
+        cdef int err = 0, t, e
+        cdef Worker *workers
+        cdef Worker w
+        if threads < 1:
+            raise ValueError(f"{threads} threads: at least 1")
         self.s.ctl = control_of(control, &spare)
-        self.s.flushed = self.s.nodes
         self.s.budget = self.s.nodes + budget
-        with nogil:
-            err = mid(&self.s, self.root, INF, INF, 0)
-        ctl_add(self.s.ctl, self.s.nodes - self.s.flushed)
-        self.s.flushed = self.s.nodes
+        if threads == 1:
+            w = self.worker()
+            with nogil:
+                err = mid(&w, self.root, INF, INF, 0)
+            ctl_add(self.s.ctl, w.unreported)
+        else:
+            if self.s.busy == NULL:
+                self.s.busy = <uint8_t *>calloc(1 << BUSY_BITS, 1)
+            workers = <Worker *>calloc(threads, sizeof(Worker))
+            if self.s.busy == NULL or workers == NULL:
+                free(workers)
+                raise MemoryError("out of memory for the threads of the search")
+            self.s.parallel = 1
+            self.s.finished = 0
+            with nogil, parallel(num_threads=threads):
+                t = threadid()
+                workers[t].s = &self.s
+                workers[t].expanded = 0
+                workers[t].unreported = 0
+                workers[t].err = drive(&workers[t])
+                ctl_add(self.s.ctl, workers[t].unreported)
+            self.s.parallel = 0
+            for t in range(threads):
+                e = workers[t].err
+                if e == ERR_STOPPED or (e < 0 and e != ERR_BUDGET and e != ERR_FINISHED and err >= 0):
+                    err = e
+            free(workers)
         if err == ERR_STOPPED:
             raise KeyboardInterrupt
         if err < 0 and err != ERR_BUDGET:
@@ -356,51 +636,117 @@ cdef class Prover:
         cdef Control spare
         cdef int err = 0
         cdef uint32_t phi, delta
+        cdef Worker w = self.worker()
         self.s.ctl = control_of(control, &spare)
-        self.s.flushed = self.s.nodes
         self.s.budget = 0x7FFFFFFFFFFFFFFF
         with nogil:
-            while True:
-                look_up(&self.s, key, &phi, &delta)
-                if phi == 0 or delta == 0:
-                    break
-                err = mid(&self.s, key, INF, INF, 0)
-                if err != 0:
-                    break
-        ctl_add(self.s.ctl, self.s.nodes - self.s.flushed)
-        self.s.flushed = self.s.nodes
+            err = prove_key(&w, key)
+        ctl_add(self.s.ctl, w.unreported)
         if err == ERR_STOPPED:
             raise KeyboardInterrupt
         if err < 0:
             raise RuntimeError(ERRORS.get(err, f"the proof search failed ({err})"))
+        look_up(&self.s, key, &phi, &delta)
         return "win" if phi == 0 else "loss"
+
+    def extract(self, uint64_t root, bint winner_to_move, int64_t[::1] control=None):
+        """The proof in the table from `root` (its side to move the winner when winner_to_move):
+        (positions of the winner's, the child chosen at each), unsorted.  ValueError when the
+        table's values do not bear out (a damaged or forged checkpoint), KeyboardInterrupt when
+        `control` asks to stop."""
+        cdef Control spare
+        cdef Seen seen
+        cdef Todo todo
+        cdef Pairs out
+        cdef uint64_t *child = <uint64_t *>malloc(MAX_CHILDREN * sizeof(uint64_t))
+        cdef int err = 0
+        cdef Worker w = self.worker()
+        self.s.ctl = control_of(control, &spare)
+        self.s.budget = 0x7FFFFFFFFFFFFFFF
+        out.n = 0
+        out.room = 1 << 12
+        out.keys = <uint64_t *>malloc(out.room * sizeof(uint64_t))
+        out.chosen = <uint64_t *>malloc(out.room * sizeof(uint64_t))
+        opened = (seen_open(&seen), todo_open(&todo))      # both, so that both can be closed
+        try:
+            if opened != (0, 0) or child == NULL or out.keys == NULL or out.chosen == NULL:
+                raise MemoryError("out of memory for the proof")
+            with nogil:
+                err = extract_walk(&w, root, winner_to_move, &seen, &todo, &out, child)
+            ctl_add(self.s.ctl, w.unreported)
+            if err == ERR_STOPPED:
+                raise KeyboardInterrupt
+            if err == ERR_LINE_NOT_WON or err == ERR_NO_WINNING_MOVE:
+                raise ValueError(ERRORS[err])
+            if err < 0:
+                raise RuntimeError(ERRORS.get(err, f"the proof search failed ({err})"))
+            keys = np.array(<uint64_t[:out.n]>out.keys if out.n else [], dtype=np.uint64)
+            chosen = np.array(<uint64_t[:out.n]>out.chosen if out.n else [], dtype=np.uint64)
+        finally:
+            seen_close(&seen)
+            todo_close(&todo)
+            free(out.keys)
+            free(out.chosen)
+            free(child)
+        return keys, chosen
 
     def children(self, uint64_t key):
         """Distinct children of a packed position as the search sees them (empty: final)."""
         cdef uint64_t child[MAX_CHILDREN]
         cdef uint32_t phi, delta
-        cdef int n = expand(&self.s, key, child, &phi, &delta)
+        cdef Worker w = self.worker()
+        cdef int n = expand(&w, key, child, NULL, &phi, &delta)
         if n < 0:
             raise ValueError(ERRORS.get(n, f"{key:#x} cannot be expanded"))
         return [child[i] for i in range(n)]
 
-    def state(self):
-        """The table's entries in use (keys, phi, delta, work): a checkpoint."""
-        cdef int64_t i, total = self.s.buckets * BUCKET
-        table = np.frombuffer(<char[:total * sizeof(Entry)]><char *>self.s.table, dtype=np.uint8)
+    def child_hints(self, uint64_t key):
+        """[(child, phi, delta)]: the distinct children with the hints that came with them from
+        the game's expansion (the game's proof_hint of each, where it offers one, else 1, 1)."""
+        cdef uint64_t child[MAX_CHILDREN]
+        cdef uint32_t hint[2 * MAX_CHILDREN]
+        cdef uint32_t phi, delta
+        cdef int i, n
+        for i in range(2 * MAX_CHILDREN):
+            hint[i] = 1
+        cdef Worker w = self.worker()
+        n = expand(&w, key, child, hint, &phi, &delta)
+        if n < 0:
+            raise ValueError(ERRORS.get(n, f"{key:#x} cannot be expanded"))
+        return [(child[i], hint[2 * i], hint[2 * i + 1]) for i in range(n)]
+
+    @property
+    def slots(self):
+        """Entries the table has room for (used or not): `used_entries` ranges over them."""
+        return self.s.buckets * BUCKET
+
+    def used_entries(self, int64_t start, int64_t stop):
+        """Copies of the entries in use among slots [start, stop): (keys, phi, delta, work), so
+        that a checkpoint is written a slice of the table at a time, in little memory."""
+        cdef int64_t total = self.s.buckets * BUCKET
+        start = max(0, min(start, total))
+        stop = max(start, min(stop, total))
+        if stop == start:
+            empty = np.zeros(0, dtype=np.uint32)
+            return np.zeros(0, dtype=np.uint64), empty, empty.copy(), empty.copy()
+        table = np.frombuffer(<char[:(stop - start) * sizeof(Entry)]><char *>(self.s.table + start),
+                              dtype=np.uint8)
         view = table.view(np.dtype([("key", "<u8"), ("phi", "<u4"), ("delta", "<u4"),
                                     ("work", "<u4"), ("spare", "<u4")]))
         used = view[view["key"] != 0]
-        return (used["key"].copy(), used["phi"].copy(), used["delta"].copy(), used["work"].copy(),
-                self.s.nodes)
+        return used["key"].copy(), used["phi"].copy(), used["delta"].copy(), used["work"].copy()
+
+    def state(self):
+        """The table's entries in use (keys, phi, delta, work) and the positions expanded."""
+        return self.used_entries(0, self.s.buckets * BUCKET) + (self.s.nodes,)
 
     def restore(self, keys, phi, delta, work, int64_t nodes):
-        """Refill the table from a checkpoint (every array checked by the caller: equal
-        lengths; keys nonzero; numbers at most INF)."""
-        cdef cnp.uint64_t[::1] k = np.ascontiguousarray(keys, dtype=np.uint64)
-        cdef cnp.uint32_t[::1] p = np.ascontiguousarray(phi, dtype=np.uint32)
-        cdef cnp.uint32_t[::1] d = np.ascontiguousarray(delta, dtype=np.uint32)
-        cdef cnp.uint32_t[::1] w = np.ascontiguousarray(work, dtype=np.uint32)
+        """Refill the table from (a slice of) a checkpoint, and set the positions expanded:
+        every entry is checked here (equal lengths; keys nonzero; numbers a search writes)."""
+        cdef const cnp.uint64_t[::1] k = np.ascontiguousarray(keys, dtype=np.uint64)
+        cdef const cnp.uint32_t[::1] p = np.ascontiguousarray(phi, dtype=np.uint32)
+        cdef const cnp.uint32_t[::1] d = np.ascontiguousarray(delta, dtype=np.uint32)
+        cdef const cnp.uint32_t[::1] w = np.ascontiguousarray(work, dtype=np.uint32)
         cdef int64_t i, n = k.shape[0]
         if p.shape[0] != n or d.shape[0] != n or w.shape[0] != n:
             raise ValueError("a checkpoint's arrays differ in length")

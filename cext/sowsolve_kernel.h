@@ -130,8 +130,12 @@ typedef struct GameKernel {
     int (*expand)(const void *ctx, int tier, int64_t index,
                   int *child_tier, int64_t *child_index, uint16_t *final_record);
     /* For games solved by search over packed positions (NULL where not offered): children of a
-     * packed canonical position as packed canonical positions; same return convention. */
-    int (*expand_key)(const void *ctx, uint64_t key, uint64_t *child_key, uint16_t *final_record);
+     * packed canonical position as packed canonical positions; same return convention.  When
+     * child_hint is not NULL (only for a game that offers proof_hint), it gets the proof_hint of
+     * each child, phi then delta (2 per child): the game has the child's board at hand there,
+     * where proof_hint would unpack it again. */
+    int (*expand_key)(const void *ctx, uint64_t key, uint64_t *child_key, uint32_t *child_hint,
+                      uint16_t *final_record);
     /* For the proof search (optional, NULL where not offered): without expanding a packed
      * position, whether it is final (1, with *phi, *delta = 0, PROOF_INF for a win of its side
      * to move, PROOF_INF, 0 for a loss) or an estimate of the positions to expand to prove that
@@ -175,6 +179,22 @@ typedef struct ScoreTier {
     int (*unmoves)(const void *ctx, int64_t index, int64_t *pred, int max);
 } ScoreTier;
 
+/* A large zeroed table that is read at random (a transposition table): mapped whole, zeroed by
+ * the system page by page as first touched, and backed by huge pages where the system offers
+ * them, so that a random read costs one cache miss and not also a page-table walk.  NULL when
+ * out of memory; release with big_table_free and the same size. */
+#include <stddef.h>
+#include <sys/mman.h>
+static inline void *big_table_alloc(size_t bytes) {
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+static inline void big_table_free(void *p, size_t bytes) { if (p != NULL) munmap(p, bytes); }
+
 /* Ask for the cache line of p before an atomic on it: an atomic read-modify-write waits for its
  * line, and the loads behind it wait with it, so the misses of a batch overlap only if asked
  * for first. */
@@ -182,10 +202,30 @@ static inline void prefetch_for_write(const void *p) { __builtin_prefetch(p, 1, 
 /* Ask for a line that will be read: a batch of scattered reads then waits for memory once. */
 static inline void prefetch_for_read(const void *p) { __builtin_prefetch(p, 0, 3); }
 
+/* A spin lock in a 32-bit word (0: free), for short critical sections of a few loads and
+ * stores (a transposition-table bucket shared by the threads of a search). */
+#if defined(__x86_64__) || defined(__i386__)
+#define SPIN_PAUSE() __builtin_ia32_pause()
+#else
+#define SPIN_PAUSE() ((void)0)
+#endif
+static inline void spin_lock(uint32_t *p) {
+    while (__atomic_exchange_n(p, 1u, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(p, __ATOMIC_RELAXED)) SPIN_PAUSE();
+    }
+}
+static inline void spin_unlock(uint32_t *p) { __atomic_store_n(p, 0u, __ATOMIC_RELEASE); }
+/* Relaxed counters shared by threads. */
+static inline void count_add(int64_t *p, int64_t n) { __atomic_fetch_add(p, n, __ATOMIC_RELAXED); }
+static inline int64_t count_load(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static inline int flag_load(const int *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static inline void flag_store(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+
 /* Relaxed atomics on the solver's per-position bytes, shared by the threads of one tier. */
 static inline uint8_t byte_load(const uint8_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 static inline void byte_store(uint8_t *p, uint8_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 static inline uint8_t byte_fetch_sub(uint8_t *p, uint8_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }
+static inline void byte_add(uint8_t *p, uint8_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 static inline uint8_t byte_fetch_or(uint8_t *p, uint8_t v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
 static inline uint8_t byte_fetch_and(uint8_t *p, uint8_t v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }
 static inline uint16_t word_load(const uint16_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }

@@ -180,7 +180,7 @@ cdef class TTSolver:
                 break
             f = &frames[depth - 1]
             if f.count < 0:
-                n = self.game.expand_key(self.game.ctx, f.key, f.child, &final_record)
+                n = self.game.expand_key(self.game.ctx, f.key, f.child, NULL, &final_record)
                 if n < 0:
                     err = ERR_KEY
                     break
@@ -308,7 +308,7 @@ def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray chec
                 missing += 1
                 continue
             stored = r[pos]
-            n = game.expand_key(game.ctx, todo[i], child, &final_record)
+            n = game.expand_key(game.ctx, todo[i], child, NULL, &final_record)
             if n < 0:
                 bad += 1
                 continue

@@ -531,12 +531,16 @@ def check(
     stored: bool = typer.Option(False, "--stored", help="Check the table of GAME and board in "
                                 "the tables directory (without GAME: its only table)."),
     samples: int = typer.Option(1000, "--samples", **WHOLE, help="Positions sampled per tier (a game "
-                                "checked along random games: in all)."),
+                                "checked along random games: in all; a proof: of the winner's, "
+                                "replayed with the reference rules too)."),
     full: bool = typer.Option(False, "--full", help="With a table: verify every position, not a "
-                              "sample."),
+                              "sample. With --proof: replay every position with the reference "
+                              "rules alone (slow)."),
     seed: int = typer.Option(0, "--seed", **WHOLE, help="Seed of the sampling."),
     proof: Optional[str] = typer.Option(None, "--proof", help="Verify this proof file (from "
-                                        "`sowsolve prove --proof`) with the reference rules."),
+                                        "`sowsolve prove --proof`): replayed whole with the "
+                                        "compiled move generator, a sample with the reference "
+                                        "rules."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):
     """Self-check: a game against its rules (the checks its solver declares: the kernel's moves
@@ -553,10 +557,12 @@ def check(
     """
     with clear_errors():
         if proof is not None:
-            if table is not None or stored or game is not None or full:
-                raise BadParameters("--proof verifies a proof file on its own: give no GAME, "
-                                    "table or --full with it")
-            report = proofs.verify_file(proof, tier_bar)
+            if table is not None or stored or game is not None:
+                raise BadParameters("--proof verifies a proof file on its own: give no GAME or "
+                                    "table with it")
+            if not 0 <= samples <= MAX_SEARCH:
+                raise BadParameters(f"--samples must be from 0 to {MAX_SEARCH:,}, not {str(samples)[:20]}")
+            report = proofs.verify_file(proof, tier_bar, samples, seed, full)
             show(report, as_json, render.proof_check_text)
             if report["failures"]:
                 fail(f"{proof} does not prove its claim: {report['failures'][0]}", 1)
@@ -632,6 +638,8 @@ def prove(
                                              "with it goes on from it."),
     max_nodes: Optional[int] = typer.Option(None, "--max-nodes", **WHOLE, help="Give up after "
                                             "expanding this many positions (exit 1)."),
+    threads: Optional[int] = typer.Option(None, "--threads", **WHOLE, help="Search threads, "
+                                          "sharing one table; left out or 0, every core."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ):
     """Prove the value (win or loss for the side to move) of a position by df-pn proof-number
@@ -647,6 +655,7 @@ def prove(
     """
     with clear_errors():
         size = parse_memory(memory)
+        threads = check_threads(threads)
         if max_nodes is not None and not 1 <= max_nodes <= MAX_SEARCH:
             raise BadParameters(f"--max-nodes must be from 1 to {MAX_SEARCH:,}, not {str(max_nodes)[:20]}")
         g = make_game(game, **board)
@@ -660,7 +669,7 @@ def prove(
         if proof is not None and checkpoint is not None and os.path.realpath(proof) == os.path.realpath(checkpoint):
             raise BadParameters("--proof and --checkpoint name the same file")
         with stop_on_terminate():
-            result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint)
+            result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint, threads=threads)
             if result is not None and proof is not None and not result.winner_choices:
                 result.winner_choices = proofs.extract(prover, g.key(pos)[1], result.value)
         if result is None:
@@ -673,7 +682,7 @@ def prove(
         report = {"game": g.name, "description": g.describe(), "parameters": g.parameters(),
                   "position": g.format_position(pos), "proved": True, "value": result.value,
                   "winning_moves": result.winning_moves, "moves": result.moves,
-                  "nodes": result.nodes, "seconds": result.seconds,
+                  "nodes": result.nodes, "seconds": result.seconds, "threads": threads,
                   "table_entries": result.table_entries, "table_bytes": result.table_bytes,
                   "entries_replaced": result.replaced,
                   "note": "remoteness is no part of a proof: the moves proved win, not necessarily fastest"}

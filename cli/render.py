@@ -184,7 +184,8 @@ def prove_text(r: dict) -> str:
                      f"of {r['moves']} proved winning: {' '.join(r['winning_moves'])}")
     else:
         lines.append(f"value      loss for the side to move: every one of its {r['moves']} moves loses")
-    lines.append(f"search     {r['nodes']:,} positions expanded in {r['seconds']:.1f} s, a table of "
+    lines.append(f"search     {r['nodes']:,} positions expanded in {r['seconds']:.1f} s "
+                 f"({plural(r['threads'], 'thread', 'threads')}), a table of "
                  f"{r['table_entries']:,} entries ({size_short(r['table_bytes'])}, "
                  f"{r['entries_replaced']:,} replaced)")
     if "proof" in r:
@@ -198,8 +199,10 @@ def proof_check_text(r: dict) -> str:
     head = (f"checked the proof {r['file']}: {r.get('position', '?')} is a "
             f"{r.get('value', '?')} for the side to move")
     if not r["failures"]:
+        also = "" if r["method"] == "reference rules" else \
+            f", {plural(r['reference_positions'], 'position', 'positions')} of it again with the reference rules"
         return (f"{head}; {plural(r['positions_verified'], 'position', 'positions')} replayed with "
-                f"the reference rules\nOK")
+                f"the {r['method']}{also}\nOK")
     return "\n".join([f"checked the proof {r['file']}", "FAILED: " + r["failures"][0]])
 
 

@@ -125,6 +125,28 @@ def test_packing_round_trip_and_canonical_children(case):
         assert view == [game.key(c)[1] for c in children]
 
 
+def plain_packing(heights, side: str) -> int:
+    """The packing the kernel documents: each cell's height in unary (that many one-bits, then a
+    zero), cell after cell from a1, and the side to move (Dark: 1) in bit 63."""
+    key, at = 0, 0
+    for height in heights:
+        key |= ((1 << height) - 1) << at
+        at += height + 1
+    return key | ((side == "D") << 63)
+
+
+@settings(max_examples=150, deadline=None)
+@given(walks())
+def test_the_canonical_key_is_the_least_packing_of_the_symmetric_images(case):
+    """The key of a position is the least plain packing among its images under the board's
+    symmetries (the kernel finds it without packing every image)."""
+    game, position = case
+    if not game.kernel().keyable:
+        return
+    images = [position] + game.orientations(position)
+    assert game.key(position)[1] == min(plain_packing(p.heights, p.side) for p in images)
+
+
 def plain_minimax(game):
     """Negamax over the reference rules, memoised on the position itself (no symmetry)."""
     @functools.lru_cache(maxsize=None)

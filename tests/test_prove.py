@@ -2,6 +2,7 @@
 against the verifier (which replays them with the reference rules), and tampered proofs."""
 import json
 import random
+import zipfile
 import zlib
 
 import numpy as np
@@ -64,15 +65,38 @@ def test_sampled_positions_are_proved_as_the_table_says(table_3x4):
     assert checked > 60
 
 
-def test_a_table_smaller_than_the_search_still_proves(table_3x4):
-    """A table of 2**20 entries holds less than the 3x4 search visits: entries are replaced,
-    positions searched again, and the value is still the table's."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_table_smaller_than_the_search_still_proves(table_3x4, threads):
+    """A table of 2**15 entries holds less than the 3x4 search visits: entries are replaced,
+    positions searched again (by two threads sharing the table, too), and the value is still
+    the table's, with a proof that the compiled replay accepts."""
     game, path = table_3x4
-    proved, prover = proofs.prove(game, game.initial(), proofs.PROCESS_BYTES + (1 << 20) * proofs.ENTRY_BYTES)
+    memory = proofs.PROCESS_BYTES + (1 << 15) * proofs.ENTRY_BYTES
+    proved, prover = proofs.prove(game, game.initial(), memory, threads=threads)
     assert proved.replaced > 0
     with open_table(path) as table:
         assert proved.value == table.probe(game.initial()).value
-    assert proofs.extract(prover, game.key(game.initial())[1], proved.value)
+    choices = proofs.extract(prover, game.key(game.initial())[1], proved.value)
+    proof = proofs.ProofFile(game, game.initial(), proved.value, choices.keys, choices.chosen)
+    assert proofs.verify_proof(proof, samples=10)["positions_verified"] > len(choices) > 0
+
+
+def test_two_threads_prove_what_the_table_says(table_3x4):
+    """Two threads sharing one table prove the values the table holds, position by position, and
+    every first move they call winning loses for the reply."""
+    game, path = table_3x4
+    checked = 0
+    with open_table(path) as table:
+        for position in sampled_positions(table, random.Random(11), 6):
+            if game.outcome(position) is not None:
+                continue
+            proved, _ = proofs.prove(game, position, MEMORY, threads=2)
+            assert proved.value == table.probe(position).value, game.format_position(position)
+            for text in proved.winning_moves:
+                child = game.play(position, game.parse_move(position, text))
+                assert table.probe(child).value == "loss", (game.format_position(position), text)
+            checked += 1
+    assert checked > 30
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +116,39 @@ def test_a_written_proof_verifies(proof_3x4):
     report = json.loads(checked.stdout)
     assert report["failures"] == [] and report["value"] == "win"
     assert report["winner_positions"] == said["proof"]["winner_positions"]
+
+
+def test_both_replays_count_the_same_positions(proof_3x4):
+    """The compiled replay and the reference rules' replay of one proof visit the same positions
+    (each with its role), and the sample replayed with the reference rules is as asked."""
+    path, _ = proof_3x4
+    fast = json.loads(run("check", "--proof", path, "--json", "--samples", 50, "--seed", 4).stdout)
+    slow = json.loads(run("check", "--proof", path, "--json", "--full").stdout)
+    assert fast["method"] == "compiled move generator" and slow["method"] == "reference rules"
+    assert fast["positions_verified"] == slow["positions_verified"] > fast["winner_positions"]
+    assert fast["reference_positions"] == 2 * 50
+    none = json.loads(run("check", "--proof", path, "--json", "--samples", 0).stdout)
+    assert none["failures"] == [] and none["reference_positions"] == 0
+
+
+def test_the_reference_sample_catches_a_generator_that_drops_a_move(proof_3x4):
+    """A fault of the compiled move generator where the proof runs (here: one child of every
+    position left out) is caught by the positions replayed again with the reference rules."""
+    path, _ = proof_3x4
+    proof = proofs.read_proof(str(path))
+    honest = proof.game.kernel()
+
+    class DropsAMove:
+        def __getattr__(self, name):
+            return getattr(honest, name)
+
+        def children(self, key):
+            view = honest.children(key)
+            return view[1:] if isinstance(view, list) else view
+
+    proof.game._kernel = DropsAMove()
+    with pytest.raises(proofs.ProofFails, match="disagree"):
+        proofs.cross_check_with_reference_rules(proof, 20, 0)
 
 
 def rewrite(source, target, edit):
@@ -149,10 +206,11 @@ def test_tampered_proofs_are_refused(tmp_path):
                         (dropped, "no move for the winner"), (other_value, "")]:
         forged = tmp_path / f"{edit.__name__}.proof"
         rewrite(path, forged, edit)
-        result = run("check", "--proof", forged)
-        assert result.exit_code == 1, (edit.__name__, result.output)
-        assert "FAILED" in result.stdout and words in result.stdout, (edit.__name__, result.output)
-        assert result.stderr.startswith("sowsolve: ") and len(result.stderr.splitlines()) == 1
+        for how in ([], ["--full"]):        # the compiled generator, the reference rules alone
+            result = run("check", "--proof", forged, *how)
+            assert result.exit_code == 1, (edit.__name__, how, result.output)
+            assert "FAILED" in result.stdout and words in result.stdout, (edit.__name__, how, result.output)
+            assert result.stderr.startswith("sowsolve: ") and len(result.stderr.splitlines()) == 1
     damaged = tmp_path / "damaged.proof"
     data = bytearray(path.read_bytes())
     data[-5] ^= 0xFF
@@ -220,19 +278,42 @@ def test_a_stopped_search_goes_on_from_its_checkpoint(tmp_path, table_3x4):
     position is refused."""
     game, path = table_3x4
     checkpoint = str(tmp_path / "search.ckpt")
-    stopped, _ = proofs.prove(game, game.initial(), MEMORY, max_nodes=200_000, checkpoint=checkpoint,
+    fresh, _ = proofs.prove(game, game.initial(), MEMORY)
+    half = fresh.nodes // 2
+    stopped, _ = proofs.prove(game, game.initial(), MEMORY, max_nodes=half, checkpoint=checkpoint,
                               checkpoint_seconds=0)
     assert stopped is None and (tmp_path / "search.ckpt").exists()
-    fresh, _ = proofs.prove(game, game.initial(), MEMORY)
     resumed, prover = proofs.prove(game, game.initial(), MEMORY, checkpoint=checkpoint)
     assert resumed.value == fresh.value
-    assert resumed.nodes - 200_000 < fresh.nodes
+    assert resumed.nodes - half < fresh.nodes
     other = game.play(game.initial(), game.legal_moves(game.initial())[0])
     with pytest.raises(proofs.BadProof, match="another board or position"):
         proofs.prove(game, other, MEMORY, checkpoint=checkpoint)
     (tmp_path / "junk.ckpt").write_bytes(b"not a checkpoint")
     result = run("prove", "overflow", "--size", "3x4", "--checkpoint", tmp_path / "junk.ckpt")
     assert result.exit_code == 2 and "not a checkpoint" in result.stderr, result.output
+
+
+def test_a_checkpoint_is_written_and_read_a_slice_at_a_time(tmp_path, monkeypatch):
+    """Saved and restored in slices of a few hundred slots, a checkpoint holds exactly the
+    table's entries in use and the positions expanded; cut short, it is refused in one
+    sentence."""
+    monkeypatch.setattr(proofs, "CHECKPOINT_SLICE", 300)
+    game = make_game("overflow", size="3x3")
+    _, prover = proofs.prove(game, game.initial(), MEMORY, max_nodes=2000)
+    path = str(tmp_path / "sliced.ckpt")
+    proofs.save_checkpoint(path, game, game.initial(), prover)
+    again = proofs.prover_for(game, game.initial(), prover.entries)
+    proofs.restore_checkpoint(path, game, game.initial(), again)
+    before, after = prover.state(), again.state()
+    assert before[4] == after[4] == prover.nodes and before[0].size > 300
+    assert sorted(zip(*(a.tolist() for a in before[:4]))) == sorted(zip(*(a.tolist() for a in after[:4])))
+    with zipfile.ZipFile(path) as whole, zipfile.ZipFile(tmp_path / "short.ckpt", "w") as short:
+        for name in whole.namelist():
+            data = whole.read(name)
+            short.writestr(name, data[:len(data) // 2] if name == "phi.npy" else data)
+    result = run("prove", "overflow", "--size", "3x3", "--checkpoint", tmp_path / "short.ckpt")
+    assert result.exit_code == 2 and "ends inside its entries" in result.stderr, result.output
 
 
 def test_the_search_s_hint_knows_the_end_as_the_rules_do(table_3x4):
@@ -252,6 +333,29 @@ def test_the_search_s_hint_knows_the_end_as_the_rules_do(table_3x4):
                 assert (phi, delta) == ((0, proofs.INFINITY) if outcome == "win" else (proofs.INFINITY, 0))
             else:
                 assert phi >= 1 and delta >= 1
+    assert finals > 0
+
+
+def test_the_hints_that_come_with_an_expansion_are_the_children_s_own(table_3x4):
+    """The hints the game hands over with a position's children (sorted and made distinct by the
+    search) are each child's own proof hint, and a child the rules call final comes with its
+    final numbers."""
+    game, path = table_3x4
+    kernel = game.kernel()
+    prover = proofs.prover_for(game, game.initial(), 1024)
+    finals = 0
+    with open_table(path) as table:
+        for position in sampled_positions(table, random.Random(5), 40):
+            key = game.key(position)[1]
+            hinted = prover.child_hints(key)
+            assert [child for child, _, _ in hinted] == prover.children(key)
+            for child, phi, delta in hinted:
+                final, own_phi, own_delta = kernel.proof_hint_of(child)
+                assert (phi, delta) == (own_phi, own_delta)
+                outcome = game.outcome(game.position_of_key(child))
+                finals += outcome is not None
+                if outcome is not None:
+                    assert (phi, delta) == ((0, proofs.INFINITY) if outcome == "win" else (proofs.INFINITY, 0))
     assert finals > 0
 
 
@@ -308,8 +412,9 @@ def test_a_mirror_with_the_loser_to_move_is_checked_on_its_own(tmp_path):
     (a loss) is a win, and a checkpoint whose proved entries make '110/111 L' (a loss) a win."""
     forged = tmp_path / "forged.proof"
     forged.write_bytes((DATA / "overflow-2x3-mirror-forged.proof").read_bytes())
-    result = run("check", "--proof", forged)
-    assert result.exit_code == 1 and "does not prove its claim" in result.stderr, result.output
+    for how in ([], ["--full"]):
+        result = run("check", "--proof", forged, *how)
+        assert result.exit_code == 1 and "does not prove its claim" in result.stderr, (how, result.output)
     checkpoint = tmp_path / "forged.ckpt"
     checkpoint.write_bytes((DATA / "overflow-2x3-mirror-forged.ckpt").read_bytes())
     result = run("prove", "overflow", "--size", "2x3", "--position", "110/111 L", "--checkpoint", checkpoint)
