@@ -22,10 +22,10 @@ def emit(result: dict, out: str | None) -> None:
             f.write(text + "\n")
 
 
-def time_process(command: list[str]) -> tuple[subprocess.CompletedProcess, float, int]:
-    """Run one command under `/usr/bin/time -v`: (the finished process, wall seconds, peak
-    resident memory in KB)."""
-    run = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True)
+def time_process(command: list[str], env: dict | None = None) -> tuple[subprocess.CompletedProcess, float, int]:
+    """Run one command under `/usr/bin/time -v` (in `env`, else this environment): (the finished
+    process, wall seconds, peak resident memory in KB)."""
+    run = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True, env=env)
     peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr).group(1))
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", run.stderr).group(1)
     seconds = 0.0

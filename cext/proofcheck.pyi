@@ -5,7 +5,8 @@ import numpy as np
 FAILURES: dict[int, str]
 
 def check_proof(capsule: object, root: int, winner_to_move: bool, keys: np.ndarray,
-                chosen: np.ndarray, control: np.ndarray | None = None) -> tuple[int, int, int]:
+                chosen: np.ndarray, control: np.ndarray | None = None) -> tuple[int, int, int, np.ndarray]:
     """Replay a proof from `root` (its side to move the winner when `winner_to_move`): returns
-    (positions checked, failure code or 0, the packed position where it failed).  `keys` must
-    be sorted (the caller checks); `chosen` holds the child chosen at each."""
+    (positions checked, failure code or 0, the packed position where it failed, which of the
+    proof's positions the replay reached: a bool array).  `keys` must be sorted (the caller
+    checks); `chosen` holds the child chosen at each."""

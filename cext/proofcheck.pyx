@@ -51,8 +51,8 @@ cdef int64_t find(const uint64_t *keys, int64_t n, uint64_t key) noexcept nogil:
 
 
 cdef int replay(const GameKernel *game, uint64_t root, uint8_t root_winner_to_move,
-                const uint64_t *keys, const uint64_t *chosen, int64_t count, Seen *seen, Todo *todo,
-                Control *ctl, int64_t *checked, uint64_t *failed) noexcept nogil:
+                const uint64_t *keys, const uint64_t *chosen, int64_t count, uint8_t *reached,
+                Seen *seen, Todo *todo, Control *ctl, int64_t *checked, uint64_t *failed) noexcept nogil:
     cdef uint64_t child[MAX_CHILDREN]
     cdef uint64_t key, wanted
     cdef uint16_t record
@@ -95,6 +95,7 @@ cdef int replay(const GameKernel *game, uint64_t root, uint8_t root_winner_to_mo
         at = find(keys, count, key)
         if at < 0:
             return NO_MOVE
+        reached[at] = 1
         wanted = chosen[at]
         for i in range(n):
             if child[i] == wanted:
@@ -109,8 +110,9 @@ cdef int replay(const GameKernel *game, uint64_t root, uint8_t root_winner_to_mo
 def check_proof(capsule, uint64_t root, bint winner_to_move, cnp.uint64_t[::1] keys,
                 cnp.uint64_t[::1] chosen, int64_t[::1] control=None):
     """Replay a proof from `root` (its side to move the winner when `winner_to_move`): returns
-    (positions checked, failure code or 0, the packed position where it failed).  `keys` must
-    be sorted (the caller checks); `chosen` holds the child chosen at each."""
+    (positions checked, failure code or 0, the packed position where it failed, which of the
+    proof's positions the replay reached: a bool array).  `keys` must be sorted (the caller
+    checks); `chosen` holds the child chosen at each."""
     cdef const GameKernel *game
     cdef Control spare
     cdef Control *ctl = control_of(control, &spare)
@@ -119,6 +121,7 @@ def check_proof(capsule, uint64_t root, bint winner_to_move, cnp.uint64_t[::1] k
     cdef int64_t checked = 0
     cdef uint64_t failed = 0
     cdef int code
+    cdef cnp.uint8_t[::1] reached = np.zeros(keys.shape[0], dtype=np.uint8)
     if not PyCapsule_IsValid(capsule, SOWSOLVE_KERNEL_CAPSULE):
         raise TypeError("expected a game kernel capsule")
     game = <const GameKernel *>PyCapsule_GetPointer(capsule, SOWSOLVE_KERNEL_CAPSULE)
@@ -136,8 +139,8 @@ def check_proof(capsule, uint64_t root, bint winner_to_move, cnp.uint64_t[::1] k
             raise MemoryError("out of memory for checking the proof")
         with nogil:
             code = replay(game, root, winner_to_move, &keys[0] if keys.shape[0] else NULL,
-                          &chosen[0] if chosen.shape[0] else NULL, keys.shape[0], &seen, &todo,
-                          ctl, &checked, &failed)
+                          &chosen[0] if chosen.shape[0] else NULL, keys.shape[0],
+                          &reached[0] if keys.shape[0] else NULL, &seen, &todo, ctl, &checked, &failed)
     finally:
         seen_close(&seen)
         todo_close(&todo)
@@ -145,4 +148,4 @@ def check_proof(capsule, uint64_t root, bint winner_to_move, cnp.uint64_t[::1] k
         raise KeyboardInterrupt
     if code == NO_MEMORY:
         raise MemoryError(f"out of memory for checking the proof ({checked:,} positions checked)")
-    return checked, code, failed if code else 0
+    return checked, code, failed if code else 0, np.asarray(reached).astype(bool)

@@ -506,6 +506,7 @@ cdef class Prover:
     cdef Search s
     cdef object _capsule
     cdef readonly uint64_t root
+    cdef readonly bint running      # a call is searching (a checkpoint then would be torn)
 
     def __cinit__(self, capsule, uint64_t root, int64_t entries):
         if not PyCapsule_IsValid(capsule, SOWSOLVE_KERNEL_CAPSULE):
@@ -590,13 +591,26 @@ cdef class Prover:
         `control` asks to stop (the table stays valid).  With threads > 1 the threads share the
         table; the run's node count then depends on their timing."""
         cdef Control spare
-        cdef int err = 0, t, e
-        cdef Worker *workers
-        cdef Worker w
+        cdef int err
         if threads < 1:
             raise ValueError(f"{threads} threads: at least 1")
         self.s.ctl = control_of(control, &spare)
         self.s.budget = self.s.nodes + budget
+        self.running = True
+        try:
+            err = self._run(threads)
+        finally:
+            self.running = False
+        if err == ERR_STOPPED:
+            raise KeyboardInterrupt
+        if err < 0 and err != ERR_BUDGET:
+            raise RuntimeError(ERRORS.get(err, f"the proof search failed ({err})"))
+        return self.value() is not None
+
+    cdef int _run(self, int threads) except? -100:
+        cdef int err = 0, t, e
+        cdef Worker *workers
+        cdef Worker w
         if threads == 1:
             w = self.worker()
             with nogil:
@@ -624,11 +638,7 @@ cdef class Prover:
                 if e == ERR_STOPPED or (e < 0 and e != ERR_BUDGET and e != ERR_FINISHED and err >= 0):
                     err = e
             free(workers)
-        if err == ERR_STOPPED:
-            raise KeyboardInterrupt
-        if err < 0 and err != ERR_BUDGET:
-            raise RuntimeError(ERRORS.get(err, f"the proof search failed ({err})"))
-        return self.value() is not None
+        return err
 
     def prove(self, uint64_t key, int64_t[::1] control=None):
         """Search `key` until it is proved (its entry may have been replaced since): 'win' or
@@ -639,8 +649,10 @@ cdef class Prover:
         cdef Worker w = self.worker()
         self.s.ctl = control_of(control, &spare)
         self.s.budget = 0x7FFFFFFFFFFFFFFF
+        self.running = True
         with nogil:
             err = prove_key(&w, key)
+        self.running = False
         ctl_add(self.s.ctl, w.unreported)
         if err == ERR_STOPPED:
             raise KeyboardInterrupt
@@ -649,11 +661,13 @@ cdef class Prover:
         look_up(&self.s, key, &phi, &delta)
         return "win" if phi == 0 else "loss"
 
-    def extract(self, uint64_t root, bint winner_to_move, int64_t[::1] control=None):
+    def extract(self, uint64_t root, bint winner_to_move, int64_t[::1] control=None,
+                int64_t budget=-1):
         """The proof in the table from `root` (its side to move the winner when winner_to_move):
-        (positions of the winner's, the child chosen at each), unsorted.  ValueError when the
-        table's values do not bear out (a damaged or forged checkpoint), KeyboardInterrupt when
-        `control` asks to stop."""
+        (positions of the winner's, the child chosen at each), unsorted; None when searching
+        again where entries were replaced takes more than `budget` expansions (-1: no limit).
+        ValueError when the table's values do not bear out (a damaged or forged checkpoint),
+        KeyboardInterrupt when `control` asks to stop."""
         cdef Control spare
         cdef Seen seen
         cdef Todo todo
@@ -662,7 +676,7 @@ cdef class Prover:
         cdef int err = 0
         cdef Worker w = self.worker()
         self.s.ctl = control_of(control, &spare)
-        self.s.budget = 0x7FFFFFFFFFFFFFFF
+        self.s.budget = 0x7FFFFFFFFFFFFFFF if budget < 0 else self.s.nodes + budget
         out.n = 0
         out.room = 1 << 12
         out.keys = <uint64_t *>malloc(out.room * sizeof(uint64_t))
@@ -671,9 +685,13 @@ cdef class Prover:
         try:
             if opened != (0, 0) or child == NULL or out.keys == NULL or out.chosen == NULL:
                 raise MemoryError("out of memory for the proof")
+            self.running = True
             with nogil:
                 err = extract_walk(&w, root, winner_to_move, &seen, &todo, &out, child)
+            self.running = False
             ctl_add(self.s.ctl, w.unreported)
+            if err == ERR_BUDGET:
+                return None
             if err == ERR_STOPPED:
                 raise KeyboardInterrupt
             if err == ERR_LINE_NOT_WON or err == ERR_NO_WINNING_MOVE:
@@ -720,21 +738,26 @@ cdef class Prover:
         """Entries the table has room for (used or not): `used_entries` ranges over them."""
         return self.s.buckets * BUCKET
 
-    def used_entries(self, int64_t start, int64_t stop):
-        """Copies of the entries in use among slots [start, stop): (keys, phi, delta, work), so
-        that a checkpoint is written a slice of the table at a time, in little memory."""
+    def used_entries(self, int64_t start, int64_t stop, column=None):
+        """Copies of the entries in use among slots [start, stop): (keys, phi, delta, work), or
+        the one array `column` names ('key', 'phi', 'delta', 'work'), so that a checkpoint is
+        written a slice of the table and a column at a time, in little memory."""
         cdef int64_t total = self.s.buckets * BUCKET
         start = max(0, min(start, total))
         stop = max(start, min(stop, total))
+        fields = [("key", "<u8"), ("phi", "<u4"), ("delta", "<u4"), ("work", "<u4")]
+        if column is not None and column not in dict(fields):
+            raise ValueError(f"no column {column!r}")
         if stop == start:
-            empty = np.zeros(0, dtype=np.uint32)
-            return np.zeros(0, dtype=np.uint64), empty, empty.copy(), empty.copy()
+            empty = {name: np.zeros(0, dtype=kind) for name, kind in fields}
+            return empty[column] if column is not None else tuple(empty[name] for name, _ in fields)
         table = np.frombuffer(<char[:(stop - start) * sizeof(Entry)]><char *>(self.s.table + start),
                               dtype=np.uint8)
-        view = table.view(np.dtype([("key", "<u8"), ("phi", "<u4"), ("delta", "<u4"),
-                                    ("work", "<u4"), ("spare", "<u4")]))
-        used = view[view["key"] != 0]
-        return used["key"].copy(), used["phi"].copy(), used["delta"].copy(), used["work"].copy()
+        view = table.view(np.dtype(fields + [("spare", "<u4")]))
+        used = view["key"] != 0
+        if column is not None:
+            return view[column][used]
+        return tuple(view[name][used] for name, _ in fields)
 
     def state(self):
         """The table's entries in use (keys, phi, delta, work) and the positions expanded."""

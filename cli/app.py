@@ -634,8 +634,9 @@ def prove(
     proof: Optional[str] = typer.Option(None, "--proof", help="Write the proof to this file "
                                         "(`sowsolve check --proof FILE` verifies it)."),
     checkpoint: Optional[str] = typer.Option(None, "--checkpoint", help="Save the search to this "
-                                             "file every 2 minutes and when stopped; a run started "
-                                             "with it goes on from it."),
+                                             "file every 2 minutes (longer for a large table: saving "
+                                             "stays under a tenth of the run) and when stopped; a "
+                                             "run started with it goes on from it."),
     max_nodes: Optional[int] = typer.Option(None, "--max-nodes", **WHOLE, help="Give up after "
                                             "expanding this many positions (exit 1)."),
     threads: Optional[int] = typer.Option(None, "--threads", **WHOLE, help="Search threads, "
@@ -671,7 +672,11 @@ def prove(
         with stop_on_terminate():
             result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint, threads=threads)
             if result is not None and proof is not None and not result.winner_choices:
-                result.winner_choices = proofs.extract(prover, g.key(pos)[1], result.value)
+                choices = proofs.extract(prover, g.key(pos)[1], result.value, max_nodes)
+                if choices is None:         # writing the proof would take more than --max-nodes
+                    result = None
+                else:
+                    result.winner_choices = choices
         if result is None:
             if as_json:     # a script still learns how far the search went
                 emit_json({"game": g.name, "description": g.describe(), "parameters": g.parameters(),

@@ -166,10 +166,12 @@ def prove(game: Game, position, memory: int, progress: Progress = no_progress,
         # a checkpoint is a file like any other: the value stands only once a proof drawn from
         # the table ends, line by line, in the game's own final positions
         try:
-            choices = extract(prover, game.key(position)[1], value)
+            choices = extract(prover, game.key(position)[1], value, max_nodes)
         except DamagedProof:
             raise DamagedProof(f"--checkpoint {quote(checkpoint, 60)} holds values the game's "
                                f"positions do not bear out (damaged or forged); start without it") from None
+        if choices is None:         # showing it would take more than --max-nodes
+            return None, prover
     moves = game.legal_moves(position)
     winning = []
     root = game.key(position)[1]
@@ -184,15 +186,20 @@ def prove(game: Game, position, memory: int, progress: Progress = no_progress,
                   prover.entries * ENTRY_BYTES, prover.replaced, choices), prover
 
 
-def extract(prover, root: int, value: str) -> Choices:
+def extract(prover, root: int, value: str, max_nodes: int | None = None) -> Choices | None:
     """The proof in the search's table (walked in the kernel): for every position of the
     winner's on it, the child chosen (a proved loss for its side to move).  Positions whose
-    entries were replaced are searched again.  DamagedProof when the table's values do not bear
-    out (a line ends where its winner has not won)."""
+    entries were replaced are searched again, until the search's positions expanded reach
+    `max_nodes` (None: no limit; then it returns None).  DamagedProof when the table's values do
+    not bear out (a line ends where its winner has not won)."""
+    budget = -1 if max_nodes is None else max(0, max_nodes - prover.nodes)
     try:
-        keys, chosen = run_stoppable(lambda words: prover.extract(root, value == "win", words))
+        found = run_stoppable(lambda words: prover.extract(root, value == "win", words, budget))
     except ValueError as exc:
         raise DamagedProof(str(exc)) from None
+    if found is None:
+        return None
+    keys, chosen = found
     order = np.argsort(keys)
     return Choices(keys[order], chosen[order])
 
@@ -205,11 +212,11 @@ def _identity(game: Game, position) -> str:
 
 
 #: slots of the table a checkpoint reads or writes at a time: what a save or a restore adds to
-#: the search's memory is a slice of this many entries (about 100 MB), whatever the table
-CHECKPOINT_SLICE = 1 << 22
+#: the search's memory is a slice of this many entries (a few tens of MB), whatever the table
+CHECKPOINT_SLICE = 1 << 20
 #: the arrays of a checkpoint, one .npy member each of an uncompressed zip (as numpy's savez)
-CHECKPOINT_ARRAYS = (("keys", np.dtype("<u8")), ("phi", np.dtype("<u4")), ("delta", np.dtype("<u4")),
-                     ("work", np.dtype("<u4")))
+CHECKPOINT_ARRAYS = (("keys", np.dtype("<u8"), "key"), ("phi", np.dtype("<u4"), "phi"),
+                     ("delta", np.dtype("<u4"), "delta"), ("work", np.dtype("<u4"), "work"))
 
 
 def _npy_member(archive: zipfile.ZipFile, name: str, array: np.ndarray) -> None:
@@ -222,21 +229,25 @@ def save_checkpoint(path: str, game: Game, position, prover) -> None:
     of the arrays keys, phi, delta, work (one element per entry), nodes and identity.  Each
     array is written a slice of the table at a time, so saving a full table of 8 GB does not
     need 8 GB more."""
+    if prover.running:
+        # a search a Ctrl-C could not stop in time is still writing its table: keep the last
+        # checkpoint rather than save a torn one
+        return
     slots = prover.slots
-    used = sum(prover.used_entries(start, start + CHECKPOINT_SLICE)[0].size
+    used = sum(prover.used_entries(start, start + CHECKPOINT_SLICE, "key").size
                for start in range(0, slots, CHECKPOINT_SLICE))
 
     def write(out) -> None:
         with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-            for column, (name, dtype) in enumerate(CHECKPOINT_ARRAYS):
+            for name, dtype, column in CHECKPOINT_ARRAYS:
                 with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
                     np.lib.format.write_array_header_1_0(member, {
                         "descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
                         "shape": (used,)})
                     written = 0
                     for start in range(0, slots, CHECKPOINT_SLICE):
-                        part = prover.used_entries(start, start + CHECKPOINT_SLICE)[column]
-                        member.write(part.astype(dtype, copy=False).tobytes())
+                        part = prover.used_entries(start, start + CHECKPOINT_SLICE, column)
+                        member.write(memoryview(np.ascontiguousarray(part, dtype=dtype)))
                         written += part.size
                     if written != used:
                         raise RuntimeError("the search's table changed while it was saved")
@@ -271,7 +282,7 @@ def _npy_header(member, what: str) -> tuple[tuple, np.dtype]:
         if read is None:
             raise ValueError
         shape, fortran, dtype = read(member)
-    except (ValueError, SyntaxError, TypeError, KeyError):
+    except (ValueError, SyntaxError, TypeError, KeyError, RuntimeError):
         raise BadProof(f"{what} is not a checkpoint of the proof search") from None
     if fortran or dtype.hasobject:
         raise BadProof(f"{what} is not a checkpoint of the proof search")
@@ -285,26 +296,30 @@ def restore_checkpoint(path: str, game: Game, position, prover) -> None:
     try:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
-            if not {f"{name}.npy" for name, _ in CHECKPOINT_ARRAYS} | {"nodes.npy", "identity.npy"} <= names:
+            if not {f"{name}.npy" for name, _, _ in CHECKPOINT_ARRAYS} | {"nodes.npy", "identity.npy"} <= names:
                 raise BadProof(f"{what} is not a checkpoint of the proof search")
             small = {}
-            for name in ("nodes", "identity"):
+            for name, wanted, most in (("nodes", np.dtype("<i8"), 1), ("identity", np.dtype("u1"), 4096)):
                 with archive.open(f"{name}.npy") as member:
                     shape, dtype = _npy_header(member, what)
-                    if len(shape) != 1 or shape[0] > 4096:
+                    # the type first: a header's length says nothing of its element's size
+                    if dtype != wanted or len(shape) != 1 or not 0 <= shape[0] <= most:
                         raise BadProof(f"{what} is not a checkpoint of the proof search")
-                    small[name] = np.frombuffer(member.read(shape[0] * dtype.itemsize), dtype=dtype)
+                    data = member.read(shape[0] * dtype.itemsize)
+                    if len(data) != shape[0] * dtype.itemsize:
+                        raise BadProof(f"{what} is not a checkpoint of the proof search")
+                    small[name] = np.frombuffer(data, dtype=dtype)
             identity, nodes = small["identity"], small["nodes"]
-            if identity.dtype != np.uint8 or identity.tobytes().decode("utf-8", "replace") != _identity(game, position):
+            if identity.tobytes().decode("utf-8", "replace") != _identity(game, position):
                 raise BadProof(f"{what} is a checkpoint of another board or position")
-            if nodes.dtype != np.int64 or nodes.shape != (1,) or not 0 <= int(nodes[0]) < (1 << 50):
+            if nodes.shape != (1,) or not 0 <= int(nodes[0]) < (1 << 50):
                 raise BadProof(f"{what} is not a checkpoint of the proof search")
-            members = [archive.open(f"{name}.npy") for name, _ in CHECKPOINT_ARRAYS]
+            members = [archive.open(f"{name}.npy") for name, _, _ in CHECKPOINT_ARRAYS]
             try:
                 count = None
-                for member, (name, dtype) in zip(members, CHECKPOINT_ARRAYS):
+                for member, (name, dtype, _) in zip(members, CHECKPOINT_ARRAYS):
                     shape, found = _npy_header(member, what)
-                    if found != dtype or len(shape) != 1 or count not in (None, shape[0]):
+                    if found != dtype or len(shape) != 1 or shape[0] < 0 or count not in (None, shape[0]):
                         raise BadProof(f"{what} is not a checkpoint of the proof search")
                     count = shape[0]
                 if count > prover.entries:
@@ -312,7 +327,7 @@ def restore_checkpoint(path: str, game: Game, position, prover) -> None:
                 for start in range(0, count, CHECKPOINT_SLICE):
                     size = min(CHECKPOINT_SLICE, count - start)
                     arrays = []
-                    for member, (name, dtype) in zip(members, CHECKPOINT_ARRAYS):
+                    for member, (name, dtype, _) in zip(members, CHECKPOINT_ARRAYS):
                         data = member.read(size * dtype.itemsize)
                         if len(data) != size * dtype.itemsize:
                             raise BadProof(f"{what} ends inside its entries")
@@ -326,7 +341,9 @@ def restore_checkpoint(path: str, game: Game, position, prover) -> None:
                     member.close()
     except BadProof:
         raise
-    except (OSError, ValueError, KeyError, EOFError, MemoryError, zipfile.BadZipFile):
+    except (OSError, ValueError, KeyError, EOFError, MemoryError, RuntimeError, zipfile.BadZipFile):
+        # RuntimeError: a header nested past the parser's depth, a compression method or an
+        # encryption the zip reader does not know
         raise BadProof(f"{what} is not a checkpoint of the proof search") from None
 
 
@@ -398,7 +415,7 @@ def read_proof(path: str) -> ProofFile:
             raise BadProof(f"{path} is not a sowsolve proof (no header line)")
         try:
             header = json.loads(head)
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise BadProof(f"{path} is not a sowsolve proof (its header is not JSON)") from None
         if not isinstance(header, dict) or header.get("format") != PROOF_FORMAT:
             raise BadProof(f"{path} is not a sowsolve proof")
@@ -476,11 +493,16 @@ def verify_proof(proof: ProofFile, progress: Progress = no_progress, samples: in
                 shown = done
 
         with observing(observe):
-            checked, code, failed = run_stoppable(lambda words: compiled("proofcheck").check_proof(
+            checked, code, failed, reached = run_stoppable(lambda words: compiled("proofcheck").check_proof(
                 game.kernel().capsule(), root, proof.value == "win", proof.keys, proof.chosen, words))
     if code:
         where = game.format_position(game.position_of_key(failed)) if code != 4 else f"{failed:#x}"
         raise ProofFails(f"{compiled('proofcheck').FAILURES[code]} {quote(where, 60)}")
+    if not bool(np.all(reached)):
+        # a proof as written holds the positions its lines reach, no others: the rest would go
+        # unchecked, and dilute the sample replayed with the reference rules
+        raise ProofFails(f"the proof holds {int(np.count_nonzero(~reached)):,} positions of the "
+                         f"winner's that its lines never reach")
     sampled = cross_check_with_reference_rules(proof, samples, seed)
     return _verified(proof, checked, "compiled move generator", sampled)
 

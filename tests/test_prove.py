@@ -316,6 +316,68 @@ def test_a_checkpoint_is_written_and_read_a_slice_at_a_time(tmp_path, monkeypatc
     assert result.exit_code == 2 and "ends inside its entries" in result.stderr, result.output
 
 
+def _checkpoint_with(path, base, replace):
+    """A copy of the checkpoint `base` with some of its .npy members' bytes replaced."""
+    with zipfile.ZipFile(base) as source, zipfile.ZipFile(path, "w") as target:
+        for name in source.namelist():
+            target.writestr(name, replace.get(name, source.read(name)))
+
+
+def _npy(header: str, body: bytes = b"") -> bytes:
+    head = header.encode()
+    head += b" " * (63 - (10 + len(head)) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(head).to_bytes(2, "little") + head + body
+
+
+def test_hostile_checkpoints_are_refused_before_they_cost_memory(tmp_path):
+    """Checkpoints built to make the reader allocate, recurse or believe: a member whose header
+    claims huge elements, a header nested past the parser's depth, negative lengths, and one
+    true entry (the start, proved won) that would have the search prove everything under it
+    past --max-nodes.  Each is refused in one sentence, or stops within the budget."""
+    game = make_game("overflow", size="3x4")
+    base = tmp_path / "base.ckpt"
+    proofs.prove(game, game.initial(), MEMORY, max_nodes=500, checkpoint=str(base))
+    forged = {
+        "huge-elements": {"identity.npy": _npy("{'descr': '|V1000000', 'fortran_order': False, 'shape': (4096,), }",
+                                               bytes(1 << 16))},
+        "deep-header": {"keys.npy": _npy("{'descr': '<u8', 'fortran_order': False, 'shape': (" + "-" * 3000 + "1,), }")},
+        "negative": {name: _npy(f"{{'descr': '{kind}', 'fortran_order': False, 'shape': (-5,), }}")
+                     for name, kind in (("keys.npy", "<u8"), ("phi.npy", "<u4"), ("delta.npy", "<u4"),
+                                        ("work.npy", "<u4"))},
+    }
+    for name, replace in forged.items():
+        path = tmp_path / f"{name}.ckpt"
+        _checkpoint_with(path, base, replace)
+        result = run("prove", "overflow", "--size", "3x4", "--memory", "160M", "--checkpoint", path)
+        assert result.exit_code == 2 and "not a checkpoint" in result.stderr, (name, result.output)
+        assert len(result.stderr.splitlines()) == 1
+    root = np.array([game.key(game.initial())[1]], dtype="<u8")
+    one = {"keys.npy": _npy("{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }", root.tobytes())}
+    for name, kind, value in (("phi.npy", "<u4", 0), ("delta.npy", "<u4", proofs.INFINITY), ("work.npy", "<u4", 1)):
+        one[name] = _npy(f"{{'descr': '{kind}', 'fortran_order': False, 'shape': (1,), }}",
+                         np.array([value], dtype=kind).tobytes())
+    _checkpoint_with(tmp_path / "root-only.ckpt", base, one)
+    result = run("prove", "overflow", "--size", "3x4", "--max-nodes", 300, "--checkpoint", tmp_path / "root-only.ckpt")
+    assert result.exit_code == 1 and "not proved within the budget" in result.stderr, result.output
+
+
+def test_a_proof_with_positions_its_lines_never_reach_is_refused(proof_3x4, tmp_path):
+    """Entries no line of the proof reaches would go unchecked and crowd the sample replayed with
+    the reference rules: the file is refused."""
+    path, _ = proof_3x4
+    game = make_game("overflow", size="3x4")
+    stray = game.key(game.parse_position("1111/1111/1101 D"))[1]
+
+    def add_stray(header, keys, chosen):
+        at = int(np.searchsorted(keys, np.uint64(stray)))
+        return np.insert(keys, at, stray), np.insert(chosen, at, chosen[0])
+
+    forged = tmp_path / "stray.proof"
+    rewrite(path, forged, add_stray)
+    result = run("check", "--proof", forged, "--samples", 100000)
+    assert result.exit_code == 1 and "never reach" in result.stdout, result.output
+
+
 def test_the_search_s_hint_knows_the_end_as_the_rules_do(table_3x4):
     """Overflow's proof hint (read before a position is expanded) calls a position final
     exactly when the reference rules end the game there, with the rules' winner, and else
