@@ -39,21 +39,27 @@ class Prover:
         table): True once the root is proved."""
     def prove(self, key: int, control: npt.NDArray[np.int64] | None = None) -> str:
         """Search `key` until it is proved: 'win' or 'loss' for its side to move."""
-    def extract(self, root: int, winner_to_move: bool, control: npt.NDArray[np.int64] | None = None
-                ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    def extract(self, root: int, winner_to_move: bool, control: npt.NDArray[np.int64] | None = None,
+                budget: int = -1) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]] | None:
         """The proof in the table from `root`: (positions of the winner's, the child chosen at
-        each), unsorted; ValueError when the table's values do not bear out."""
+        each), unsorted; None when searching again takes more than `budget` expansions (-1: no
+        limit); ValueError when the table's values do not bear out."""
     def children(self, key: int) -> list[int]:
         """Distinct children of a packed position as the search sees them (empty: final)."""
     def child_hints(self, key: int) -> list[tuple[int, int, int]]:
         """[(child, phi, delta)]: the distinct children with the hints that came with them from
         the game's expansion (the game's proof_hint of each, where it offers one, else 1, 1)."""
     @property
+    def running(self) -> bool:
+        """A call is searching (a checkpoint then would be torn)."""
+    @property
     def slots(self) -> int:
         """Entries the table has room for (used or not)."""
-    def used_entries(self, start: int, stop: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
-                                                           npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
-        """Copies of the entries in use among slots [start, stop): (keys, phi, delta, work)."""
+    def used_entries(self, start: int, stop: int, column: str | None = None
+                     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint32],
+                                npt.NDArray[np.uint32]] | npt.NDArray:
+        """Copies of the entries in use among slots [start, stop): (keys, phi, delta, work), or
+        the one array `column` names ('key', 'phi', 'delta', 'work')."""
     def state(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint32],
                              npt.NDArray[np.uint32], int]:
         """The table's entries in use (keys, phi, delta, work) and the expansions so far."""

@@ -510,6 +510,59 @@ def test_the_readme_figures_of_4x4_are_the_measured_ones():
     assert int(found[5]) == round(run_["solve"]["wall_seconds"])
     assert float(found[6]) == round(run_["solve"]["peak_rss_kb"] * 1024 / 1e9, 1)
     assert float(found[7]) == round(run_["solve_over_prove"], 1)
+    assert run_["prove"]["threads"] == 2 and "two threads" in text
+    proof = re.search(r"Writing its proof \(([\d,]+) positions of the winner's, ([\d.]+) MB\) takes "
+                      r"([\d.]+) s in all, and checking it ([\d.]+) s \(([\d,]+) positions replayed\)", text)
+    assert proof, "the README gives the 4x4 proof file and its check"
+    assert int(proof[1].replace(",", "")) == run_["proof"]["winner_positions"]
+    assert float(proof[2]) == round(run_["proof"]["bytes"] / 1e6, 1)
+    assert float(proof[3]) == run_["proof"]["wall_seconds"]
+    assert float(proof[4]) == run_["check"]["wall_seconds"]
+    assert int(proof[5].replace(",", "")) == run_["check"]["positions_verified"]
+
+
+def test_the_readme_growth_figures_are_the_measured_ones():
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    growth = json.loads((root / "bench/results/prove-growth.json").read_text())
+    nodes = {r["size"]: r["nodes"] for r in growth["runs"]}
+    unfinished = growth["unfinished"]
+    text = " ".join((root / "README.md").read_text().split())
+    found = re.search(r"take ([\d,]+) positions expanded on 3x3, ([\d,]+) on 3x4, ([\d,]+) on 3x5 and "
+                      r"([\d,]+) on 4x4 .*? 4x5 was not proved in (\d+) minutes of search on two threads "
+                      r"with `--memory 8G` \(([\d,]+) positions expanded, the table full at ([\d,]+) "
+                      r"entries, .*?at least (\d+) times 4x4 for four more cells. Going on at that rate, "
+                      r"about ([\d.]+) times per cell", text)
+    assert found, "the README gives the growth of the proof search"
+    assert [int(found[i].replace(",", "")) for i in range(1, 5)] == [nodes[s] for s in ("3x3", "3x4", "3x5", "4x4")]
+    assert unfinished["size"] == "4x5" and not unfinished["proved"]
+    assert int(found[5]) == round(unfinished["search_seconds"] / 60)
+    assert int(found[6].replace(",", "")) == unfinished["nodes"]
+    assert int(found[7].replace(",", "")) == unfinished["entries_used"]
+    assert int(found[8]) == unfinished["nodes"] // nodes["4x4"]
+    assert float(found[9]) == round((unfinished["nodes"] / nodes["4x4"]) ** 0.25, 1)
+
+
+def test_a_board_and_its_transpose_are_one_game():
+    """Positions of 3x4 and the same heights with files made ranks on 4x3 (the README's ground
+    for one proof settling 4x5 and 5x4) have the same value, by the proof search, and the same
+    number of moves, by the reference rules."""
+    wide, tall = make_game("overflow", size="3x4"), make_game("overflow", size="4x3")
+    rng = random.Random(2)
+    for _ in range(12):
+        position = wide.initial()
+        for _ in range(rng.randrange(0, 6)):
+            moves = wide.legal_moves(position)
+            if not moves:
+                break
+            position = wide.play(position, rng.choice(moves))
+        heights = position.heights             # rank * 4 + file on 3x4 -> file * 3 + rank on 4x3
+        turned = type(position)(tuple(heights[(cell % 3) * 4 + cell // 3] for cell in range(12)), position.side)
+        assert len(tall.legal_moves(turned)) == len(wide.legal_moves(position))
+        assert tall.outcome(turned) == wide.outcome(position)
+        if wide.outcome(position) is None:
+            assert proofs.prove(tall, turned, MEMORY)[0].value == proofs.prove(wide, position, MEMORY)[0].value
 
 
 def test_query_proves_a_position_the_table_lacks_within_its_budget(table_3x4):
