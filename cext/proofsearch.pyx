@@ -17,17 +17,22 @@ size (4-entry buckets; when a bucket is full the entry with the least work below
 a position whose entry was lost is simply searched again.  The child's delta threshold uses the
 1 + epsilon trick (Pawlewicz and Lew 2007), which cuts the re-searches of plain df-pn.
 
+Threads share the table: each bucket is locked (a spin lock in its first entry's spare word)
+while it is read or written, and each thread marks the positions it is inside, so that where
+another thread is inside the most promising child a thread takes the next one; after each
+descent a thread reads all children again, seeing what the others proved.  A proof or disproof
+in the table is never overwritten by weaker numbers, so no interleaving makes a value wrong.
+
 A search runs in slices of a node budget: between slices the driver may report progress, write
 a checkpoint (the table's entries) or stop; the next slice goes on from the table.  Once the
-root is proved, `proof()` extracts the proof from the table (searching again where an entry was
+root is proved, `extract()` walks the proof in the table (searching again where an entry was
 replaced): for every position of the winner's on it, the child chosen.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from cython.parallel cimport parallel, threadid
-from libc.stdlib cimport realloc
-from keyset cimport Seen, Todo, WALK_NO_MEMORY, push, seen_add, seen_close, seen_open, todo_close, todo_open
+from keyset cimport Seen, Todo, push, seen_add, seen_close, seen_open, todo_close, todo_open
 
 import numpy as np
 cimport numpy as cnp
