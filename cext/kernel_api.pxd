@@ -52,6 +52,7 @@ cdef extern from "sowsolve_kernel.h" nogil:
 
     void *big_table_alloc(size_t bytes)
     void big_table_free(void *p, size_t bytes)
+    int64_t sorted_find(const uint64_t *keys, int64_t n, uint64_t key)
     void spin_lock(uint32_t *p)
     void spin_unlock(uint32_t *p)
     void count_add(int64_t *p, int64_t n)

@@ -17,7 +17,7 @@ import numpy as np
 cimport numpy as cnp
 
 from kernel_api cimport (CONTROL_FLUSH, REC_OUTCOME, REC_WIN, Control, GameKernel,
-                         SOWSOLVE_KERNEL_CAPSULE, control_of, ctl_add, ctl_stopped)
+                         SOWSOLVE_KERNEL_CAPSULE, control_of, ctl_add, ctl_stopped, sorted_find)
 from keyset cimport Seen, Todo, WALK_NO_MEMORY, push, seen_add, seen_close, seen_open, todo_close, todo_open
 
 cnp.import_array()
@@ -37,17 +37,6 @@ FAILURES = {NO_MOVE: "the proof gives no move for the winner in",
             NOT_A_CHILD: "the proof's move is not a legal move in",
             NOT_WON: "the proof reaches a final position its winner does not win:",
             BAD_KEY: "the proof holds a packed position the game refuses:"}
-
-
-cdef int64_t find(const uint64_t *keys, int64_t n, uint64_t key) noexcept nogil:
-    cdef int64_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo if lo < n and keys[lo] == key else -1
 
 
 cdef int replay(const GameKernel *game, uint64_t root, uint8_t root_winner_to_move,
@@ -92,7 +81,7 @@ cdef int replay(const GameKernel *game, uint64_t root, uint8_t root_winner_to_mo
                 if err != OK:
                     break
             continue
-        at = find(keys, count, key)
+        at = sorted_find(keys, count, key)
         if at < 0:
             return NO_MOVE
         reached[at] = 1

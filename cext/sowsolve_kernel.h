@@ -215,6 +215,15 @@ static inline void spin_lock(uint32_t *p) {
     }
 }
 static inline void spin_unlock(uint32_t *p) { __atomic_store_n(p, 0u, __ATOMIC_RELEASE); }
+/* Where `key` is in keys[0..n) (sorted ascending), or -1: binary search. */
+static inline int64_t sorted_find(const uint64_t *keys, int64_t n, uint64_t key) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) >> 1;
+        if (keys[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    return lo < n && keys[lo] == key ? lo : -1;
+}
 /* Relaxed counters shared by threads. */
 static inline void count_add(int64_t *p, int64_t n) { __atomic_fetch_add(p, n, __ATOMIC_RELAXED); }
 static inline int64_t count_load(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }

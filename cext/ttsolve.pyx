@@ -16,7 +16,7 @@ cimport numpy as cnp
 
 from kernel_api cimport (CONTROL_FLUSH, Control, Fold, GameKernel, SOWSOLVE_KERNEL_CAPSULE, control_of,
                          ctl_add, ctl_set, ctl_stopped, fold_add, fold_fits, fold_result, fold_start,
-                         key_mix)
+                         key_mix, sorted_find)
 
 cnp.import_array()
 
@@ -303,7 +303,7 @@ def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray chec
                 if ctl_stopped(ctl):
                     stopped = 1
                     break
-            pos = _find(k, n_keys, todo[i])
+            pos = sorted_find(&k[0] if n_keys else NULL, n_keys, todo[i])
             if pos < 0:
                 missing += 1
                 continue
@@ -318,7 +318,7 @@ def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray chec
             fold_start(&fold)
             lacking = 0
             for c in range(n):              # every child found is marked reached
-                pos = _find(k, n_keys, child[c])
+                pos = sorted_find(&k[0] if n_keys else NULL, n_keys, child[c])
                 if pos < 0:
                     lacking = 1
                     continue
@@ -335,18 +335,9 @@ def verify_keys(capsule, cnp.ndarray keys, cnp.ndarray records, cnp.ndarray chec
     if stopped:
         raise KeyboardInterrupt
     if root is not None:
-        pos = _find(k, n_keys, <uint64_t>root)
+        pos = sorted_find(&k[0] if n_keys else NULL, n_keys, <uint64_t>root)
         if pos >= 0 and reached[pos] == 0:
             unreached -= 1
     return bad, missing, unreached
 
 
-cdef inline int64_t _find(const uint64_t[::1] k, int64_t n, uint64_t key) noexcept nogil:
-    cdef int64_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if k[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo if lo < n and k[lo] == key else -1

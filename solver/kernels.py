@@ -83,6 +83,19 @@ def observing(observer: Observer) -> Iterator[None]:
         _observer.reset(token)
 
 
+def bar_advancer(bar) -> Observer:
+    """An observer that moves a progress bar up to the count it is given (never back): the
+    counts a kernel call reports are totals so far, a bar takes steps."""
+    shown = 0
+
+    def advance(done: int) -> None:
+        nonlocal shown
+        if done > shown:
+            bar.update(done - shown)
+            shown = done
+    return advance
+
+
 class _Job:
     def __init__(self, call: Callable[[], object]):
         self.call = call

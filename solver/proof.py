@@ -23,7 +23,7 @@ import zstandard
 
 from .contract import Game
 from .errors import BadParameters, quote
-from .kernels import compiled, observing, run_stoppable
+from .kernels import bar_advancer, compiled, observing, run_stoppable
 from .tiers import Progress, no_progress
 from .values import Value
 
@@ -132,15 +132,8 @@ def prove(game: Game, position, memory: int, progress: Progress = no_progress,
     started = last_saved = time.perf_counter()
     interval = checkpoint_seconds
     with progress(max_nodes, "positions expanded") as bar:
-        shown = 0
-
-        def observe(done: int) -> None:
-            nonlocal shown
-            if prover.nodes > shown:
-                bar.update(prover.nodes - shown)
-                shown = prover.nodes
-
-        with observing(observe):
+        advance = bar_advancer(bar)      # the search's own count runs on over the slices
+        with observing(lambda done: advance(prover.nodes)):
             while prover.value() is None:
                 budget = SLICE_NODES if max_nodes is None else min(SLICE_NODES, max_nodes - prover.nodes)
                 if budget <= 0:
@@ -484,15 +477,7 @@ def verify_proof(proof: ProofFile, progress: Progress = no_progress, samples: in
         return _verified(proof, checked, "reference rules", checked)
     _, root = game.key(proof.position)
     with progress(None, "positions verified") as bar:
-        shown = 0
-
-        def observe(done: int) -> None:
-            nonlocal shown
-            if done > shown:
-                bar.update(done - shown)
-                shown = done
-
-        with observing(observe):
+        with observing(bar_advancer(bar)):
             checked, code, failed, reached = run_stoppable(lambda words: compiled("proofcheck").check_proof(
                 game.kernel().capsule(), root, proof.value == "win", proof.keys, proof.chosen, words))
     if code:

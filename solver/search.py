@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from .contract import Game
-from .kernels import SearchLimit, TTSolver, observing, run_stoppable
+from .kernels import SearchLimit, TTSolver, bar_advancer, observing, run_stoppable
 from .tiers import Progress, SolveReport, no_progress
 
 DEFAULT_MAX_POSITIONS = 1 << 28
@@ -28,16 +28,8 @@ def search(game: Game, position, max_positions: int = DEFAULT_MAX_POSITIONS,
     solver = TTSolver(game.kernel().capsule(), max_positions)
     _, root = game.key(position)
     with progress(None, label) as bar:
-        shown = 0
-
-        def observe(done: int) -> None:
-            nonlocal shown
-            if done > shown:
-                bar.update(done - shown)
-                shown = done
-
         try:
-            with observing(observe):
+            with observing(bar_advancer(bar)):
                 run_stoppable(lambda words: solver.run(root, words))
         except SearchLimit as exc:
             raise SearchLimitReached(
