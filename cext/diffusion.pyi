@@ -8,6 +8,9 @@ import numpy.typing as npt
 #: the most columns a board of this kernel has
 MAX_COLS: Final[int]
 
+def potential_weights(slots: Sequence[Sequence[int]]) -> list[int] | None:
+    """The least positive integer pit weights under which every move lowers the potential."""
+
 class DiffusionKernel:
     """Kernel of one Diffusion board: owns the tables, hands out the GameKernel capsule."""
 
@@ -23,11 +26,16 @@ class DiffusionKernel:
     def npits(self) -> int: ...
     @property
     def tier_sizes(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def weights(self) -> tuple[int, ...]:
+        """The potential's weight of each pit (potential_weights)."""
     def capsule(self) -> object:
         """The GameKernel for solver modules (a PyCapsule, valid while this object lives)."""
     def rank(self, board: Sequence[int]) -> tuple[int, int]:
         """(tier, index) of a board."""
     def unrank(self, tier: int, index: int) -> tuple[int, ...]: ...
+    def level(self, tier: int, index: int) -> int:
+        """The potential of (tier, index): what orders the solver's sweep of a tier."""
     def unrank_range(self, tier: int, start: int, stop: int) -> npt.NDArray[np.uint8]:
         """Boards of indices start..stop-1 of a tier as a (count, pits) array."""
     def outcome(self, board: Sequence[int]) -> Literal["win", "loss"] | None: ...

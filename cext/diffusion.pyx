@@ -56,6 +56,7 @@ cdef struct DiffCtx:
     const int32_t *hcodes[2]     # codes grouped by stones, ascending
     const int64_t *offsets       # [tier][s1] -> first index, row length `stride`
     const int64_t *tier_size
+    const int32_t *hpotential[2]  # code -> its pits' share of the potential (level)
 
 
 cdef inline bint block_empty(const DiffCtx *c, const uint8_t *board, int who) noexcept nogil:
@@ -119,6 +120,31 @@ cdef inline int unrank(const DiffCtx *c, int tier, int64_t index, uint8_t *board
     decode_half(c, 0, c.hcodes[0][c.hstart[0][s1] + rest // count2], board)
     decode_half(c, 1, c.hcodes[1][c.hstart[1][tier - s1] + rest % count2], board)
     return 0
+
+
+cdef int32_t level(const void *ctx, int tier, int64_t index) noexcept nogil:
+    """RULES.md's potential of a stored position: it falls along every move, so it orders a
+    tier for the solver's sweep."""
+    cdef const DiffCtx *c = <const DiffCtx *>ctx
+    cdef const int64_t *row
+    cdef int s1, lo, hi
+    cdef int64_t rest, count2
+    if tier < 0 or tier > c.max_tier or index < 0 or index >= c.tier_size[tier]:
+        return -1
+    row = c.offsets + <int64_t>tier * c.stride
+    lo = tier - MAX_STONES * c.m[1]
+    if lo < 0:
+        lo = 0
+    hi = MAX_STONES * c.m[0]
+    if hi > tier:
+        hi = tier
+    s1 = hi
+    while s1 > lo and row[s1] > index:
+        s1 -= 1
+    rest = index - row[s1]
+    count2 = c.hcount[1][tier - s1]
+    return (c.hpotential[0][c.hcodes[0][c.hstart[0][s1] + rest // count2]]
+            + c.hpotential[1][c.hcodes[1][c.hstart[1][tier - s1] + rest % count2]])
 
 
 cdef inline int64_t rank_codes(const DiffCtx *c, int tier, int32_t code1, int32_t code2) noexcept nogil:
@@ -205,6 +231,29 @@ cdef void perft_rec(const DiffCtx *c, const uint8_t *board, int depth, int ply,
             perft_rec(c, child, depth, ply + 1, counts, poll)
 
 
+def potential_weights(slots):
+    """The least positive integer pit weights under which every move lowers the potential
+    sum(weight * stones) (RULES.md, "End"): a move scooping a stones from pit p removes
+    a * weight[p] and adds at most the weights of its first a slots' pits (a stone dealt to a
+    store or a full pit adds nothing), so weight[p] must exceed that sum / a for a = 1..5.
+    Each weight is raised to what its inequalities need until none changes; None if that does
+    not settle (no board of up to 10 columns is such)."""
+    weights = [1] * len(slots)
+    for _ in range(100000):
+        changed = False
+        for p, targets in enumerate(slots):
+            dealt = 0
+            for a in range(1, SLOTS + 1):
+                if targets[a - 1] >= 0:
+                    dealt += weights[targets[a - 1]]
+                if a * weights[p] <= dealt:
+                    weights[p] = dealt // a + 1
+                    changed = True
+        if not changed:
+            return weights
+    return None
+
+
 def _counts_of_half(object m):
     """Per-code stones and rank-within-stones for a half of m pits, plus grouped codes."""
     size = 6 ** m
@@ -230,6 +279,7 @@ cdef class DiffusionKernel:
     cdef object _keep
     cdef readonly int cols, variant, max_tier, npits
     cdef readonly object tier_sizes
+    cdef readonly object weights
 
     def __cinit__(self, int cols, int variant, int max_tier, slots, owner):
         cdef int p, j, h, c, pos
@@ -275,8 +325,19 @@ cdef class DiffusionKernel:
                     total += int(hcount0[s1]) * int(hcount1[s2])
             sizes[s] = total
         self.ctx.stride = stride
+        weights = potential_weights([[slots[p][j] for j in range(SLOTS)] for p in range(self.npits)])
+        if weights is None:
+            raise ValueError(f"no pit weights make the potential of a {cols}-column board fall")
+        self.weights = tuple(weights)
+        hpotential = []
+        for h in range(2):
+            codes = np.arange(6 ** int(self.ctx.m[h]), dtype=np.int64)
+            potential = np.zeros(codes.size, dtype=np.int64)
+            for pos in range(self.ctx.m[h]):
+                potential += (codes // 6 ** int(pos)) % 6 * weights[self.ctx.half_pits[h][pos]]
+            hpotential.append(potential.astype(np.int32))
         arrays = [hsum0, hrank0, hcount0, hstart0, hcodes0,
-                  hsum1, hrank1, hcount1, hstart1, hcodes1, offsets, sizes]
+                  hsum1, hrank1, hcount1, hstart1, hcodes1, offsets, sizes] + hpotential
         arrays = [np.ascontiguousarray(a) for a in arrays]
         self._keep = arrays
         self.ctx.hsum[0] = <const uint8_t *>cnp.PyArray_DATA(arrays[0])
@@ -291,11 +352,15 @@ cdef class DiffusionKernel:
         self.ctx.hcodes[1] = <const int32_t *>cnp.PyArray_DATA(arrays[9])
         self.ctx.offsets = <const int64_t *>cnp.PyArray_DATA(arrays[10])
         self.ctx.tier_size = <const int64_t *>cnp.PyArray_DATA(arrays[11])
+        self.ctx.hpotential[0] = <const int32_t *>cnp.PyArray_DATA(arrays[12])
+        self.ctx.hpotential[1] = <const int32_t *>cnp.PyArray_DATA(arrays[13])
         self.tier_sizes = sizes
         self.kernel.ctx = &self.ctx
         self.kernel.max_children = self.npits
         self.kernel.expand = expand
         self.kernel.expand_key = NULL
+        self.kernel.level = level
+        self.kernel.level_count = MAX_STONES * sum(weights) + 1
 
     def capsule(self):
         """The GameKernel for solver modules (valid while this object lives)."""
@@ -325,6 +390,13 @@ cdef class DiffusionKernel:
         if unrank(&self.ctx, tier, index, b) < 0:
             raise IndexError(f"no position {index} in tier {tier}")
         return tuple(b[p] for p in range(self.npits))
+
+    def level(self, int tier, int64_t index):
+        """The potential of (tier, index): what orders the solver's sweep of a tier."""
+        cdef int32_t value = level(&self.ctx, tier, index)
+        if value < 0:
+            raise IndexError(f"no position {index} in tier {tier}")
+        return value
 
     def unrank_range(self, int tier, int64_t start, int64_t stop):
         """Boards of indices start..stop-1 of a tier as a (count, pits) uint8 array."""

@@ -1,5 +1,5 @@
 # Declarations of the kernel layer (sowsolve_kernel.h), shared by game kernels and solvers.
-from libc.stdint cimport int16_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef extern from "sowsolve_kernel.h" nogil:
     const char *SOWSOLVE_KERNEL_CAPSULE
@@ -34,6 +34,8 @@ cdef extern from "sowsolve_kernel.h" nogil:
         expand_fn expand
         expand_key_fn expand_key
         int (*proof_hint)(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil
+        int32_t (*level)(const void *ctx, int tier, int64_t index) noexcept nogil
+        int32_t level_count
 
     const char *SOWSOLVE_SCORE_TIER_CAPSULE
     int SCORE_EXIT, SCORE_ERR_UNSOLVED, SCORE_ERR_BEYOND, SCORE_ERR_PREDS, SCORE_ERR_LONG
@@ -55,6 +57,7 @@ cdef extern from "sowsolve_kernel.h" nogil:
     int64_t sorted_find(const uint64_t *keys, int64_t n, uint64_t key)
     void spin_lock(uint32_t *p)
     void spin_unlock(uint32_t *p)
+    void team_barrier()
     void count_add(int64_t *p, int64_t n)
     int64_t count_load(const int64_t *p)
     int flag_load(const int *p)

@@ -2,11 +2,19 @@
 """Tier solver kernel for acyclic win/loss games, written once against the GameKernel.
 
 A tier's children lie in lower, already solved tiers or in the same tier.  Inside a tier the
-game graph is acyclic, so each position is solved by a depth-first walk that first solves its
-unsolved same-tier children (memoised in the tier's own array): no counters, no un-moves, no
-ordering pass.  Threads split the tier's indices; two threads that meet on one position compute
-the same record, and records are read and written atomically, so the race is benign (progress
-counts a position once, or twice in the rare case that both threads store it at once).
+game graph is acyclic.  Where the game offers levels (GameKernel.level: Diffusion's potential,
+which falls along every move), a whole tier is solved as a sweep: its indices sorted by level
+(a counting sort), then level by level upwards, each level split evenly between the threads --
+the positions of one level are independent, so there is no search, no waiting and no long first
+chunk, and each batch of positions asks for all its children's records before folding any, so
+the reads from memory overlap.  This is also the split a cluster needs.
+
+Otherwise (a game without levels, or a part of a tier) each position is solved by a depth-first
+walk that first solves its unsolved same-tier children (memoised in the tier's own array): no
+counters, no un-moves, no ordering pass.  Threads split the tier's indices; two threads that
+meet on one position compute the same record, and records are read and written atomically, so
+the race is benign (progress counts a position once, or twice in the rare case that both
+threads store it at once).
 
 Every child index is checked against the length of its tier's array before it is read, so arrays
 of the wrong size give an error, never a read outside them.  A Control block (solver/kernels.py)
@@ -14,7 +22,7 @@ lets the driving thread stop a call within milliseconds and read how many positi
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport parallel, prange, threadid
-from libc.stdint cimport int64_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 
 import numpy as np
@@ -23,8 +31,9 @@ cimport numpy as cnp
 from kernel_api cimport (CONTROL_FLUSH, Control, Fold, GameKernel, REC_DRAW, REC_LOSS,
                          REC_MAX_REMOTENESS, REC_OUTCOME, REC_OUTCOME_BITS, REC_REMOTENESS,
                          REC_UNSOLVED, REC_WIN,
-                         SOWSOLVE_KERNEL_CAPSULE, control_of, ctl_add, ctl_stopped, fold_add,
-                         fold_fits, fold_result, fold_start, rec_claim, rec_load)
+                         SOWSOLVE_KERNEL_CAPSULE, control_of, ctl_add, ctl_stopped, first_error,
+                         flag_load, fold_add, fold_fits, fold_result, fold_start,
+                         prefetch_for_read, rec_claim, rec_load, rec_store, team_barrier)
 
 cnp.import_array()
 
@@ -45,6 +54,10 @@ cdef enum:
     ERR_REMOTENESS = 32    # remoteness beyond what a record holds
     ERR_CHILD_RANGE = 64   # a child index beyond the length of its tier's array
     ERR_STOPPED = 128      # the driver asked the call to stop
+    ERR_LEVEL = 256        # a level out of range, or a same-tier child not at a lower level
+    SWEEP_BATCH = 8        # positions a sweep expands (prefetching their children) before folding
+    SWEEP_CHUNKS = 256     # pieces a tier is cut into to sort it by level
+    SWEEP_SCRATCH = 6      # scratch bytes per position of a swept tier: order (4), level (2)
     POLL_STEPS = 1024      # walk steps between looks at the stop flag
 
 ERRORS = {
@@ -55,6 +68,8 @@ ERRORS = {
     ERR_MEMORY: "out of memory for the search stack",
     ERR_REMOTENESS: "a remoteness exceeds what a record can hold",
     ERR_CHILD_RANGE: "a child's index lies outside the array of its tier (an array of the wrong size)",
+    ERR_LEVEL: "the game's levels do not order the tier (a level out of range, or a same-tier child "
+               "not at a lower level)",
 }
 
 
@@ -286,15 +301,189 @@ def verify_range(object capsule, int tier, int64_t start, int64_t stop, list tab
     return bad
 
 
+cdef int sweep_batch(const GameKernel *game, int tier, const uint32_t *members, int n,
+                     const Tiers *tiers, Frame *frames) noexcept nogil:
+    """Solve positions members[0..n-1] of `tier`, all of one level (so none is a child of
+    another): first expand every one and ask for its children's records (prefetch), then fold
+    them, so that the batch's reads from memory overlap instead of waiting one by one."""
+    cdef uint16_t *current = tiers.tables[tier]
+    cdef uint16_t record = 0, final_record = 0
+    cdef int b, j, count, err, ct
+    cdef int64_t ci
+    cdef Frame *f
+    for b in range(n):
+        f = &frames[b]
+        f.index = members[b]
+        count = game.expand(game.ctx, tier, f.index, f.child_tier, f.child_index, &final_record)
+        if count < 0:
+            return ERR_RANGE
+        f.count = count
+        if count == 0:
+            rec_store(current + f.index, final_record)
+            continue
+        for j in range(count):
+            ct = f.child_tier[j]
+            ci = f.child_index[j]
+            if 0 <= ct <= tier and ct < tiers.ntables and tiers.tables[ct] != NULL and 0 <= ci < tiers.lengths[ct]:
+                prefetch_for_read(tiers.tables[ct] + ci)
+    for b in range(n):
+        f = &frames[b]
+        if f.count == 0:
+            continue
+        fold_start(&f.fold)
+        for j in range(f.count):
+            err = child_record(tiers, tier, f.child_tier[j], f.child_index[j], &record)
+            if err:
+                return err
+            if record == 0:
+                return ERR_LEVEL if f.child_tier[j] == tier else ERR_UNSOLVED
+            fold_add(&f.fold, record)
+        if not fold_fits(&f.fold):
+            return ERR_REMOTENESS
+        rec_store(current + f.index, fold_result(&f.fold))
+    return 0
+
+
+cdef int level_order(const GameKernel *game, int tier, int64_t size, uint32_t *order,
+                     uint16_t *kept, int64_t *first, int threads, Control *ctl) noexcept nogil:
+    """The tier's indices sorted by level (stable: ascending inside a level) into `order`, and
+    first[L] the position of level L's first index (first[level_count] = size): a counting
+    sort over SWEEP_CHUNKS pieces of the tier, each counted and placed by one thread, the
+    levels of the first pass kept in `kept` (2 bytes each; NULL: computed again)."""
+    cdef int32_t levels = game.level_count
+    cdef int64_t chunks = SWEEP_CHUNKS, c, i, lo, hi, total, count, slot
+    cdef int32_t lv, L
+    cdef int error = 0
+    cdef int *errp = &error
+    if size < chunks * 64:
+        chunks = 1
+    if chunks * levels > (1 << 24):
+        chunks = max(1, (1 << 24) // levels)
+    cdef int64_t *hist = <int64_t *>calloc(chunks * levels, sizeof(int64_t))
+    if hist == NULL:
+        return ERR_MEMORY
+    if levels > 65536:
+        kept = NULL
+    with parallel(num_threads=threads):
+        for c in prange(chunks, schedule="dynamic"):
+            if ctl_stopped(ctl):
+                first_error(errp, ERR_STOPPED)
+            if flag_load(errp) == 0:
+                lo = size * c // chunks
+                hi = size * (c + 1) // chunks
+                for i in range(lo, hi):
+                    lv = game.level(game.ctx, tier, i)
+                    if lv < 0 or lv >= levels:
+                        first_error(errp, ERR_LEVEL)
+                        break
+                    if kept != NULL:
+                        kept[i] = <uint16_t>lv
+                    hist[c * levels + lv] += 1
+    if error == 0:
+        total = 0
+        for L in range(levels):
+            first[L] = total
+            for c in range(chunks):
+                count = hist[c * levels + L]
+                hist[c * levels + L] = total
+                total += count
+        first[levels] = total
+        with parallel(num_threads=threads):
+            for c in prange(chunks, schedule="dynamic"):
+                lo = size * c // chunks
+                hi = size * (c + 1) // chunks
+                for i in range(lo, hi):
+                    lv = kept[i] if kept != NULL else game.level(game.ctx, tier, i)
+                    if lv < 0 or lv >= levels:         # a level that changed between passes
+                        first_error(errp, ERR_LEVEL)
+                        break
+                    slot = hist[c * levels + lv]
+                    if slot >= first[lv + 1]:
+                        first_error(errp, ERR_LEVEL)
+                        break
+                    hist[c * levels + lv] = slot + 1
+                    order[slot] = <uint32_t>i
+    free(hist)
+    return error
+
+
+cdef int sweep_tier(const GameKernel *game, int tier, int64_t size, const Tiers *tiers,
+                    uint8_t *scratch, int threads, Control *ctl) noexcept nogil:
+    """Solve a whole tier level by level upwards: the children of a level lie in lower levels
+    or lower tiers, all solved, so each level is split evenly between the threads (a static
+    split, in batches of SWEEP_BATCH), with no search and no waiting on each other inside a
+    level.  `scratch` (SWEEP_SCRATCH bytes per position, or NULL: allocated here) holds the
+    sorted order and the levels; a caller that passes the same scratch for every tier spares
+    the system zeroing fresh pages for each.  Returns an error code (0: solved)."""
+    cdef int32_t levels = game.level_count, L
+    cdef int64_t b, nbatches, lo, hi, n
+    cdef int error = 0, e
+    cdef int *errp = &error
+    cdef Frame *frames
+    cdef int64_t *solved
+    cdef uint8_t *owned = NULL
+    if scratch == NULL:
+        owned = <uint8_t *>malloc(size * SWEEP_SCRATCH + 1)
+        scratch = owned
+    cdef uint32_t *order = <uint32_t *>scratch
+    cdef uint16_t *kept = <uint16_t *>(scratch + size * sizeof(uint32_t))
+    cdef int64_t *first = <int64_t *>malloc((levels + 1) * sizeof(int64_t))
+    if scratch == NULL or first == NULL:
+        free(owned)
+        free(first)
+        return ERR_MEMORY
+    error = level_order(game, tier, size, order, kept, first, threads, ctl)
+    if error == 0:
+        with parallel(num_threads=threads):
+            frames = <Frame *>malloc(SWEEP_BATCH * sizeof(Frame))
+            solved = <int64_t *>calloc(1, sizeof(int64_t))
+            if frames == NULL or solved == NULL:
+                first_error(errp, ERR_MEMORY)
+            for L in range(levels):
+                lo = first[L]
+                hi = first[L + 1]
+                if hi > lo:
+                    nbatches = (hi - lo + SWEEP_BATCH - 1) // SWEEP_BATCH
+                    for b in prange(nbatches, schedule="static"):
+                        if ctl_stopped(ctl):
+                            first_error(errp, ERR_STOPPED)
+                        if flag_load(errp) == 0:
+                            n = hi - (lo + b * SWEEP_BATCH)
+                            if n > SWEEP_BATCH:
+                                n = SWEEP_BATCH
+                            e = sweep_batch(game, tier, order + lo + b * SWEEP_BATCH, <int>n, tiers, frames)
+                            if e:
+                                first_error(errp, e)
+                            else:
+                                solved[0] += n
+                                if solved[0] >= CONTROL_FLUSH:
+                                    ctl_add(ctl, solved[0])
+                                    solved[0] = 0
+                    team_barrier()      # every record of this level stored before the next
+            if solved != NULL:
+                ctl_add(ctl, solved[0])
+            free(frames)
+            free(solved)
+    free(owned)
+    free(first)
+    return error
+
+
+#: scratch bytes per position a whole-tier sweep uses (solve_range's `scratch`)
+SCRATCH_PER_POSITION = SWEEP_SCRATCH
+
+
 def solve_range(object capsule, int tier, int64_t start, int64_t stop, list tables, int threads=1,
-                int64_t[::1] control=None):
+                int64_t[::1] control=None, cnp.ndarray scratch=None):
     """Solve indices start..stop-1 of `tier` in place.
 
     tables[t] is the uint16 record array of tier t (None where not loaded); tables[tier] is
     the array being filled.  Raises RuntimeError naming what broke the contract.  With a
     `control` (solver/kernels.py): adds each record it stores to its count of positions done,
     and stops within milliseconds when its stop flag is set (KeyboardInterrupt; the records
-    stored so far are correct, the rest stay unsolved).
+    stored so far are correct, the rest stay unsolved).  `scratch`: a writeable contiguous
+    uint8 array of at least SCRATCH_PER_POSITION bytes per position of the tier, used by a
+    whole-tier sweep (and reused by a caller across tiers); too small or None: allocated here.
     """
     cdef const GameKernel *game = kernel_of(capsule)
     cdef int error = 0, e
@@ -308,6 +497,21 @@ def solve_range(object capsule, int tier, int64_t start, int64_t stop, list tabl
     tier_pointers(tables, tier, start, stop, &tiers)
     if threads < 1:
         threads = 1
+    cdef uint8_t *scratch_data = NULL
+    if (scratch is not None and scratch.dtype == np.uint8 and scratch.ndim == 1
+            and scratch.flags.c_contiguous and scratch.flags.writeable
+            and cnp.PyArray_DIM(scratch, 0) >= stop * SWEEP_SCRATCH):
+        scratch_data = <uint8_t *>cnp.PyArray_DATA(scratch)
+    if (game.level != NULL and game.level_count > 0 and start == 0 and stop == tiers.lengths[tier]
+            and stop < (<int64_t>1 << 32)):
+        try:
+            with nogil:
+                error = sweep_tier(game, tier, stop, &tiers, scratch_data, threads, ctl)
+        finally:
+            free_tiers(&tiers)
+        if error:
+            raise _failure("solving", tier, error)
+        return
     try:
         with nogil, parallel(num_threads=threads):
             st = <Stack *>malloc(sizeof(Stack))

@@ -141,6 +141,13 @@ typedef struct GameKernel {
      * to move, PROOF_INF, 0 for a loss) or an estimate of the positions to expand to prove that
      * its side to move wins (*phi) or loses (*delta), each at least 1 (0 returned). */
     int (*proof_hint)(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta);
+    /* For the tier solver (optional, NULL where not offered): a level of every position of a
+     * tier, 0 .. level_count-1, that is strictly lower at every same-tier child (Diffusion:
+     * RULES.md's potential).  Positions of one level are then independent of each other, so a
+     * tier is solved as a sweep, level by level upwards, split evenly between threads (or
+     * machines); -1 when (tier, index) is out of range. */
+    int32_t (*level)(const void *ctx, int tier, int64_t index);
+    int32_t level_count;
 } GameKernel;
 
 /* One tier of a score game with cycles inside its tiers, for the compact score solver
@@ -225,6 +232,15 @@ static inline int64_t sorted_find(const uint64_t *keys, int64_t n, uint64_t key)
     return lo < n && keys[lo] == key ? lo : -1;
 }
 /* Relaxed counters shared by threads. */
+/* A barrier of the enclosing OpenMP parallel region (nothing without OpenMP), for a kernel
+ * whose threads go through levels together: Cython's prange inside a `with parallel()` block
+ * promises none at its end. */
+static inline void team_barrier(void) {
+#ifdef _OPENMP
+    _Pragma("omp barrier")
+#endif
+}
+
 static inline void count_add(int64_t *p, int64_t n) { __atomic_fetch_add(p, n, __ATOMIC_RELAXED); }
 static inline int64_t count_load(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 static inline int flag_load(const int *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }

@@ -700,3 +700,6 @@ def prove(
 
 def main() -> None:
     app()
+
+
+from . import explore  # noqa: E402,F401  (registers show, play and serve on `app`)

@@ -17,6 +17,7 @@ from .errors import BadParameters
 from .values import WIN_LOSS, ValueKind
 
 if TYPE_CHECKING:
+    from .drawing import Picture
     from .solvers import Solver
 
 
@@ -136,6 +137,20 @@ class Game(ABC):
     @abstractmethod
     def outcome(self, position) -> str | None:
         """'win'/'loss'/'draw' for the side to move when the position is final, else None."""
+
+    #: the players' names as position text writes the side to move (first mover first)
+    sides: tuple[str, ...] = ()
+
+    def side_to_move(self, position) -> str:
+        """Who is to move at `position`, as `sides` names the players."""
+        return position.side
+
+    # --- drawing (optional: show, play and the web explorer draw positions with it) ------
+    def picture(self, position) -> "Picture":
+        """The board of `position` as a solver.drawing.Picture: pits or cells on a grid with
+        their counts, whose block or house each is, and where each legal move starts (and which
+        way it heads); drawing.svg and drawing.text draw it for every game alike."""
+        raise NotImplementedError(f"{self.describe()} has no picture")
 
     def perft(self, position, depth: int) -> list[int]:
         """Move-path counts for depths 1..depth (games that have a kernel count there)."""

@@ -81,8 +81,9 @@ def score_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estima
 
 
 def window_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estimate:
-    """Retrograde tiers: the window of tiers in memory (2 bytes per record); the rate scales
-    with the threads up to the cores."""
+    """Retrograde tiers: the window of tiers in memory (2 bytes per record), and the working
+    bytes beyond its record of each position of the largest tier solved (a sweep's sorted
+    order, kept for the whole solve); the rate scales with the threads up to the cores."""
     rates = game.rates
     sizes, todo = _todo(game, solved_tiers, order)
     positions = sum(sizes[t] for t in todo)
@@ -90,9 +91,10 @@ def window_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estim
     for tier in todo:                       # the tier being solved and the tiers it reads
         needed = {tier, *game.tier_dependencies(tier)}
         window = max(window, sum(sizes[t] for t in needed))
+    working = (rates.memory_bytes_per_position - RECORD_BYTES) * max((sizes[t] for t in todo), default=0)
     rate = rates.positions_per_second * max(1, min(threads, default_threads())) / rates.threads
     return Estimate(game.name, game.describe(), positions, True,
-                    BASELINE_MEMORY + RECORD_BYTES * window,
+                    BASELINE_MEMORY + RECORD_BYTES * window + round(max(working, 0)),
                     TABLE_OVERHEAD + round(rates.table_bytes_per_position * sum(sizes.values())),
                     positions / rate * rates.wall_over_kernel, threads,
                     f"{rates.positions_per_second / 1e6:.1f} M positions/s on "

@@ -192,11 +192,17 @@ def run_stoppable(call: Callable[[np.ndarray], T], positions: int | None = None)
 
 # --- the kernels --------------------------------------------------------------------------
 
-def solve_range(capsule, tier: int, start: int, stop: int, tables: list, threads: int = 1) -> None:
+def solve_range(capsule, tier: int, start: int, stop: int, tables: list, threads: int = 1,
+                scratch: np.ndarray | None = None) -> None:
     """Solve indices start..stop-1 of `tier` in place (cext/retrograde.pyx); counts the records
-    it stores."""
+    it stores.  `scratch`: bytes a whole-tier sweep may use (scratch_for), kept across tiers."""
     run_stoppable(lambda words: _retrograde.solve_range(capsule, tier, start, stop, tables,
-                                                        threads, words), stop - start)
+                                                        threads, words, scratch), stop - start)
+
+
+def scratch_for(positions: int) -> np.ndarray:
+    """Scratch for sweeping tiers of up to `positions` positions (solve_range)."""
+    return np.empty(positions * SCRATCH_PER_POSITION, dtype=np.uint8)
 
 
 def verify_range(capsule, tier: int, start: int, stop: int, tables: list, threads: int = 1) -> int:
@@ -228,6 +234,9 @@ def solve_score_tier(tier, threads: int = 1):
 
 
 tier_summary = _retrograde.tier_summary
+SCRATCH_PER_POSITION: int = _retrograde.SCRATCH_PER_POSITION
+#: tiers of this many positions or more are solved depth first, not swept (32-bit order)
+SWEEP_LIMIT = 1 << 32
 RecordLimit = _scoresolve.RecordLimit
 #: record layouts (cext/sowsolve_kernel.h), read by solver/values.py
 WINLOSS_LAYOUT = _retrograde.WINLOSS_LAYOUT

@@ -8,10 +8,12 @@ at once and the progress bar follows the positions it stores.  The tier manager
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 import numpy as np
 
 from .contract import Game
-from .kernels import solve_range, verify_range
+from .kernels import SCRATCH_PER_POSITION, SWEEP_LIMIT, scratch_for, solve_range, verify_range
 from .tiers import (IN_PROCESS, Executor, Progress, SolveReport, TierProgress, TierStore,
                     default_threads, no_progress, solve_tiers_with)
 
@@ -36,12 +38,26 @@ class _KernelTiers:
 
 
 class RetrogradeWorker(_KernelTiers):
-    """Solves one tier: every record from the children's records."""
+    """Solves one tier: every record from the children's records.  The kernel's scratch (a
+    swept tier sorted by level) is allocated once, for the largest of the tiers it will be
+    given (`tiers`: an endgame table's; all of the game's by default), and kept: fresh pages
+    for every tier cost the system as much zeroing as a tenth of the solve."""
+
+    def __init__(self, game: Game, threads: int | None = None, tiers: Iterable[int] | None = None):
+        super().__init__(game, threads)
+        sizes = [game.tier_size(t) for t in (game.tiers() if tiers is None else tiers)]
+        swept = [n for n in sizes if n < SWEEP_LIMIT]
+        self.largest = max(swept, default=0)
+        self.scratch: np.ndarray | None = None
 
     def __call__(self, tier: int, window: dict[int, np.ndarray], calls: TierProgress) -> np.ndarray:
         size = self.game.tier_size(tier)
+        if size < SWEEP_LIMIT and (self.scratch is None or self.scratch.size < size * SCRATCH_PER_POSITION):
+            self.scratch = None          # the old one goes before the new one comes
+            self.scratch = scratch_for(max(size, self.largest))
         records = np.zeros(size, dtype=np.uint16)
-        solve_range(self.capsule, tier, 0, size, self.arrays(window, tier, records), self.threads)
+        solve_range(self.capsule, tier, 0, size, self.arrays(window, tier, records), self.threads,
+                    self.scratch)
         return records
 
 
@@ -64,4 +80,7 @@ class RetrogradeVerifier(_KernelTiers):
 def solve_tiers(game: Game, store: TierStore, threads: int | None = None,
                 progress: Progress = no_progress, executor: Executor = IN_PROCESS) -> SolveReport:
     """Solve every tier of `game` that `store` does not hold yet (see tiers.solve_tiers_with)."""
-    return solve_tiers_with(game, store, RetrogradeWorker(game, threads), progress, executor)
+    done = store.finished_tiers()
+    order = store.tier_order() if hasattr(store, "tier_order") else list(game.tiers())
+    worker = RetrogradeWorker(game, threads, [t for t in order if t not in done])
+    return solve_tiers_with(game, store, worker, progress, executor)

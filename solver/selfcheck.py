@@ -16,6 +16,9 @@ sampled the same way (one seed), each filling one Report:
                      the kernel and by the reference solver over an explicit graph
   check_walks        keyed games: positions along random games; packing and the solver view
 
+Every game's check also runs check_picture: along random games from the start, the drawing
+hook's picture names every legal move exactly once, at spots it draws, each spot once.
+
 `sampled_values` is the value part of `sowsolve check --table`: stored values against the value
 kind's fold of their children's records (solver/values.py, `expected`).
 """
@@ -273,6 +276,35 @@ def check_walks(game: Game, samples: int, rng: random.Random, report: Report) ->
         elif view != [game.key(c)[1] for c in stored_children]:
             report.fail(position, "the kernel's children differ from the reference children")
         position = rng.choice(reference)[1] if reference else game.initial()
+
+
+def check_picture(game: Game, samples: int, rng: random.Random, report: Report) -> None:
+    """The picture of positions along random games: its moves are the legal moves' texts, each
+    starting (and heading) at a spot it draws, its spots named once each."""
+    try:
+        game.picture(game.initial())
+    except NotImplementedError:
+        report.note("the game offers no picture (show, play and serve cannot draw it)")
+        return
+    games = max(1, samples // 50)
+    for _ in range(games):
+        position = game.initial()
+        for _ in range(200):
+            picture = game.picture(position)
+            names = [s.name for s in picture.spots]
+            legal = game.legal_moves(position)
+            report.count("picture")
+            if len(set(names)) != len(names):
+                report.fail(position, "its picture names a spot twice")
+            if sorted(picture.moves) != sorted(game.format_move(m) for m in legal):
+                report.fail(position, "its picture's moves differ from the legal moves")
+            for start, toward in picture.moves.values():
+                if start not in names or (toward is not None and toward not in names):
+                    report.fail(position, "its picture marks a move at a spot it does not draw")
+                    break
+            if not legal:
+                break
+            position = game.play(position, rng.choice(legal))
 
 
 def sampled_values(table, load: Callable[[int], np.ndarray], samples: int | None, seed: int,

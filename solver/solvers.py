@@ -136,7 +136,7 @@ class Solver:
         """`sowsolve check GAME`: this solver's view of the game against the reference rules."""
         self.require_kernel(game)
         report = selfcheck.Report(game)
-        for check in self.checks:
+        for check in (*self.checks, selfcheck.check_picture):
             check(game, samples, random.Random(seed), report)
         return report.result()
 

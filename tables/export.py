@@ -152,20 +152,21 @@ class Target(NamedTuple):
     keep: os.stat_result | None = None     # replace: the file replaced (its mode is kept)
 
 
-def resolve_output(out: str, table_path: str) -> Target:
-    """Decide where rows go, creating nothing; BadParameters/OutputError name `out`."""
+def resolve_output(out: str, table_path: str | None, option: str = "--out") -> Target:
+    """Decide where rows go, creating nothing; BadParameters/OutputError name `out` (given
+    as `option`).  `table_path`: the table being read, never written over (None: none)."""
     if not isinstance(out, str) or not out:
-        raise BadParameters("--out must name a file, or - for standard output")
-    table_stat = os.stat(table_path)
+        raise BadParameters(f"{option} must name a file, or - for standard output")
+    table_stat = os.stat(table_path) if table_path is not None else None
     if out == "-":
-        return _stream(1, out, table_stat)
+        return _stream(1, out, table_stat, option)
     absolute = os.path.abspath(out)
     match = _FD_PATH.fullmatch(absolute)
     if absolute in _STD_STREAMS or match:
         return _stream(_STD_STREAMS[absolute] if match is None else int(match.group(1)),
-                       out, table_stat)
+                       out, table_stat, option)
     if out.endswith(os.sep):
-        raise BadParameters(f"--out {out} names a directory; name a file")
+        raise BadParameters(f"{option} {out} names a directory; name a file")
     try:
         st = os.stat(out)
     except FileNotFoundError:
@@ -178,11 +179,11 @@ def resolve_output(out: str, table_path: str) -> Target:
             raise BadParameters(f"cannot write {out}: its symbolic links form a loop") from None
         raise _output_error(exc, out) from None
     real = os.path.realpath(out)
-    table_real = os.path.realpath(table_path)
-    if st is not None and (st.st_dev, st.st_ino) == (table_stat.st_dev, table_stat.st_ino):
-        raise BadParameters(f"--out {out} is the table being read; name another file")
-    if any(real == table_real + suffix for suffix in _SIDECARS):
-        raise BadParameters(f"--out {out} is the SQLite journal of the table being read; "
+    table_real = os.path.realpath(table_path) if table_path is not None else None
+    if st is not None and table_stat is not None and (st.st_dev, st.st_ino) == (table_stat.st_dev, table_stat.st_ino):
+        raise BadParameters(f"{option} {out} is the table being read; name another file")
+    if table_real is not None and any(real == table_real + suffix for suffix in _SIDECARS):
+        raise BadParameters(f"{option} {out} is the SQLite journal of the table being read; "
                             f"name another file")
     if st is None:              # a new file (through a dangling link: its target)
         directory = os.path.dirname(real)
@@ -200,23 +201,33 @@ def resolve_output(out: str, table_path: str) -> Target:
                                 f"directory")
         return Target("replace", real if os.path.islink(out) else out)
     if stat.S_ISDIR(st.st_mode):
-        raise BadParameters(f"--out {out} is a directory; name a file")
+        raise BadParameters(f"{option} {out} is a directory; name a file")
     if stat.S_ISBLK(st.st_mode):
-        raise BadParameters(f"--out {out} is a block device; sowsolve writes exports to "
+        raise BadParameters(f"{option} {out} is a block device; sowsolve writes exports to "
                             f"files, pipes and character devices only")
     if stat.S_ISREG(st.st_mode):
         return Target("replace", real if os.path.islink(out) else out, keep=st)
     return Target("through", out)
 
 
-def _stream(fd: int, out: str, table_stat: os.stat_result) -> Target:
+def _stream(fd: int, out: str, table_stat: os.stat_result | None, option: str = "--out") -> Target:
     try:
         st = os.fstat(fd)
     except OSError:
-        raise BadParameters(f"--out {out}: file descriptor {fd} is not open") from None
-    if (st.st_dev, st.st_ino) == (table_stat.st_dev, table_stat.st_ino):
-        raise BadParameters(f"--out {out} is the table being read; name another file")
+        raise BadParameters(f"{option} {out}: file descriptor {fd} is not open") from None
+    if table_stat is not None and (st.st_dev, st.st_ino) == (table_stat.st_dev, table_stat.st_ino):
+        raise BadParameters(f"{option} {out} is the table being read; name another file")
     return Target("stream", None, fd)
+
+
+def write_whole(out: str, text: str, table_path: str | None = None, option: str = "--out") -> None:
+    """Write `text` to `out` as export writes its rows (a file whole or not at all, a pipe or
+    device through, - standard output), never over the table being read."""
+    with _Stop() as stop:
+        target = resolve_output(out, table_path, option)
+        with _open_output(target, out, stop) as sink:
+            sink.write(text)
+        stop.check()
 
 
 def _output_error(exc: OSError, out: str, what: str = "cannot write") -> OutputError:

@@ -1,4 +1,4 @@
-"""The table file format (version 2).
+"""The table file format (version 3; version 2 is read too).
 
 One SQLite file (rollback journal, never WAL) holding exactly one table, the sqlitedict table
 ``sowsolve``: keys as text, values as raw bytes.
@@ -15,10 +15,13 @@ One SQLite file (rollback journal, never WAL) holding exactly one table, the sql
                     table (uint64 entries index << 16 | plies of the records whose remoteness
                     passes their 9 bits, sorted), stored as a key block is
 
-A block holds up to `block_records` 16-bit records (solver/values.py) of consecutive indices,
-stored as two byte planes (low bytes, then high bytes), which compress better than the
-interleaved array.  Its header carries magic, tier, block number, record count, the CRC-32 of the
-records and the CRC-32 of the compressed bytes.
+A block holds up to `block_records` 16-bit records (solver/values.py) of consecutive indices
+(version 3: 2^20, version 2: 2^16).  Version 3 stores a block of at most 256 distinct records
+as a palette (magic SWP3): the count of values (uint16), the values ascending (uint16 each),
+then a zstd frame of one byte per record, the position of its value.  Other blocks, and every
+block of version 2, are stored as two byte planes (low bytes, then high bytes, magic SWB2),
+which compress better than the interleaved array.  A header carries magic, tier, block number,
+record count, the CRC-32 of the records and the CRC-32 of the stored bytes.
 
 Every checksum is seeded with the bytes of what the value belongs to, so a value that is intact
 but sits in the wrong place fails too:
@@ -50,14 +53,25 @@ import zstandard
 from ..solver.solvers import INDEXINGS
 
 FORMAT_NAME = "sowsolve-table"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+#: versions this sowsolve reads; a table keeps its version when a solve resumes it
+READ_VERSIONS = (2, 3)
 TABLE_NAME = "sowsolve"
-BLOCK_RECORDS = 1 << 16
+#: records per block: version 2, 2^16; version 3, as the table's layout says (tables/layout.py:
+#: 2^20 in dense tables -- larger blocks compress better, at the cost of decompressing 1 MB to
+#: answer a position not cached -- and 2^16 in keyed tables, whose key blocks take 8 bytes a key)
+VERSION_2_BLOCK_RECORDS = 1 << 16
+BLOCK_RECORDS_CHOICES = (1 << 16, 1 << 20)
 BLOCK_MAGIC = b"SWB2"
+PALETTE_MAGIC = b"SWP3"
+PALETTE_MIN_RECORDS = 4096     # smaller blocks stay byte planes (a palette would not pay)
 KEYS_MAGIC = b"SWK2"
 LONG_MAGIC = b"SWL2"
 BLOCK_HEADER = struct.Struct("<4sHIIII")  # magic, tier, block, records, crc32 records, crc32 stored
+PALETTE_COUNT = struct.Struct("<H")       # a palette block's number of values, 1..256
 ZSTD_LEVEL = 9
+#: palette blocks compress 4.6 times as fast at level 3 as at 9, for 6% more bytes
+PALETTE_ZSTD_LEVEL = 3
 MAX_META_BYTES = 1 << 20
 MAX_TEXT = 200                 # description, initial position, timestamps, versions
 
@@ -218,11 +232,25 @@ def stored_size_bound(expected: int, keys: bool = False) -> int:
     return BLOCK_HEADER.size + bound + 64
 
 
+def _palette(records: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(the distinct values ascending, each record's position among them as a byte), or None
+    where a block holds more than 256 distinct values."""
+    present = np.flatnonzero(np.bincount(records, minlength=1 << 16))
+    if present.size > 256:
+        return None
+    lookup = np.zeros(1 << 16, dtype=np.uint8)
+    lookup[present] = np.arange(present.size, dtype=np.uint8)
+    return present.astype("<u2"), lookup[records]
+
+
 def encode_block(tier: int, block: int, array: np.ndarray, context: bytes,
-                 magic: bytes = KEYS_MAGIC) -> bytes:
+                 magic: bytes = KEYS_MAGIC, palette: bool = False) -> bytes:
     """A block of records (uint16) or of sorted keys (uint64, stored as deltas, under `magic`:
     a long table's is LONG_MAGIC); `context` (identity, and for keys the tier's first keys)
-    seeds both checksums."""
+    seeds both checksums.  With `palette` (format version 3), a block of records holding at
+    most 256 distinct values is stored as those values and one byte per record naming one:
+    a win/loss block is remoteness with the outcome nearly always its parity, so this codes the
+    same information in half the symbols, and it compresses 8% smaller and twice as fast."""
     if array.dtype == np.uint64:
         raw = np.ascontiguousarray(array, dtype="<u8")
         words = np.diff(raw, prepend=np.uint64(0)).astype("<u8")
@@ -230,7 +258,16 @@ def encode_block(tier: int, block: int, array: np.ndarray, context: bytes,
         magic, raw = BLOCK_MAGIC, np.ascontiguousarray(array, dtype="<u2")
         words = raw
     seed = zlib.crc32(context)
-    payload = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True).compress(_planes(words))
+    coded = _palette(raw) if palette and magic == BLOCK_MAGIC and raw.size >= PALETTE_MIN_RECORDS else None
+    if coded is not None:
+        values, codes = coded
+        magic = PALETTE_MAGIC
+        compressor = zstandard.ZstdCompressor(level=PALETTE_ZSTD_LEVEL, write_checksum=True)
+        payload = (PALETTE_COUNT.pack(values.size) + values.tobytes()
+                   + compressor.compress(codes.tobytes()))
+    else:
+        compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
+        payload = compressor.compress(_planes(words))
     header = BLOCK_HEADER.pack(magic, tier, block, raw.size, zlib.crc32(raw.tobytes(), seed),
                                zlib.crc32(payload, seed))
     return header + payload
@@ -272,10 +309,27 @@ def bounded_decompress(payload: bytes, size: int, where: str) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+def _unpalette(payload: bytes, expected: int, where: str) -> np.ndarray:
+    """The records of a palette block's payload, every count and code checked."""
+    if len(payload) < PALETTE_COUNT.size:
+        raise CorruptTable(f"{where} is truncated")
+    (count,) = PALETTE_COUNT.unpack_from(payload)
+    end = PALETTE_COUNT.size + 2 * count
+    if not 1 <= count <= 256 or len(payload) < end:
+        raise CorruptTable(f"{where} declares a palette of {count} values; a palette holds 1 to 256")
+    values = np.frombuffer(payload, dtype="<u2", count=count, offset=PALETTE_COUNT.size)
+    if count > 1 and not np.all(values[1:] > values[:-1]):
+        raise CorruptTable(f"{where} has a palette that is not strictly ascending")
+    codes = np.frombuffer(bounded_decompress(payload[end:], expected, where), dtype=np.uint8)
+    if codes.size and int(codes.max()) >= count:
+        raise CorruptTable(f"{where} names a value beyond its palette of {count}")
+    return values[codes]
+
+
 def decode_block(data: bytes, tier: int, block: int, expected: int, keys: bool = False,
-                 context: bytes = b"", magic: bytes = KEYS_MAGIC) -> np.ndarray:
+                 context: bytes = b"", magic: bytes = KEYS_MAGIC, palette: bool = False) -> np.ndarray:
     """Records (or keys, stored under `magic`) of a stored block, every check passed;
-    CorruptTable otherwise."""
+    CorruptTable otherwise.  `palette`: the table's version stores palette blocks."""
     what = ("keys" if magic == KEYS_MAGIC else "long table") if keys else "block"
     where = f"{what} {block} of tier {tier}" if what != "long table" else f"the long table of tier {tier}"
     magic_expected, dtype = (magic, "<u8") if keys else (BLOCK_MAGIC, "<u2")
@@ -285,7 +339,8 @@ def decode_block(data: bytes, tier: int, block: int, expected: int, keys: bool =
     if len(data) > stored_size_bound(expected, keys):
         raise CorruptTable(f"{where} takes {len(data):,} bytes, more than {expected} entries can")
     magic, htier, hblock, count, crc, payload_crc = BLOCK_HEADER.unpack_from(data)
-    if magic != magic_expected:
+    palette_block = palette and not keys and magic == PALETTE_MAGIC
+    if magic != magic_expected and not palette_block:
         raise CorruptTable(f"{where} does not start with a sowsolve {what} header")
     if (htier, hblock, count) != (tier, block, expected):
         raise CorruptTable(f"{where} claims to be {what} {hblock} of tier {htier} with {count} "
@@ -294,9 +349,12 @@ def decode_block(data: bytes, tier: int, block: int, expected: int, keys: bool =
     payload = data[BLOCK_HEADER.size:]
     if zlib.crc32(payload, seed) != payload_crc:
         raise CorruptTable(f"{where} fails its checksum (altered, or of another table)")
-    planes = bounded_decompress(payload, width * expected, where)
-    words = _unplanes(planes, dtype)
-    raw = np.cumsum(words, dtype="<u8") if keys else words
+    if palette_block:
+        raw = _unpalette(payload, expected, where)
+    else:
+        planes = bounded_decompress(payload, width * expected, where)
+        words = _unplanes(planes, dtype)
+        raw = np.cumsum(words, dtype="<u8") if keys else words
     if zlib.crc32(raw.tobytes(), seed) != crc:
         raise CorruptTable(f"{where} fails its checksum (altered, or of another table)")
     return raw.astype(np.uint64 if keys else np.uint16, copy=False)
@@ -324,7 +382,7 @@ def _int_list(x, limit: int = 100_000) -> bool:
 #: A field not named here must be a scalar (a later sowsolve may add one).
 META_FIELDS = {
     "format": (True, lambda v: v == FORMAT_NAME),
-    "format_version": (True, lambda v: v == FORMAT_VERSION),
+    "format_version": (True, lambda v: _is_int(v) and v in READ_VERSIONS),
     "game": (True, _short_text),
     "parameters": (True, lambda v: isinstance(v, dict) and len(v) <= 8 and all(
         isinstance(x, (int, str)) and not isinstance(x, bool) and len(str(x)) <= 20
@@ -334,7 +392,7 @@ META_FIELDS = {
     "tiers": (True, lambda v: _int_list(v) and all(0 <= t < 1 << 16 for t in v)),
     "tier_sizes": (True, lambda v: isinstance(v, dict) and len(v) <= 100_000 and all(
         _is_int(n) and 0 <= n < 1 << 48 for n in v.values())),
-    "block_records": (True, lambda v: _is_int(v) and v == BLOCK_RECORDS),
+    "block_records": (True, lambda v: _is_int(v) and v in BLOCK_RECORDS_CHOICES),
     "indexing": (True, lambda v: isinstance(v, str) and v in INDEXINGS),
     "solved_tiers": (True, lambda v: _int_list(v) and len(set(v)) == len(v)),
     "finished": (True, lambda v: type(v) is bool),

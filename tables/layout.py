@@ -44,6 +44,7 @@ def endgame_tiers(game: Game, max_stones: int | None) -> list[int]:
 
 class DenseLayout:
     name = "dense"
+    block_records = 1 << 20         # format version 3 (tables/format.py)
 
     def new_tiers(self, game: Game, max_stones: int | None = None) -> list[int]:
         return endgame_tiers(game, max_stones)
@@ -116,6 +117,7 @@ class DenseLayout:
 
 class KeyedLayout:
     name = "keys"
+    block_records = 1 << 16         # a key block takes 8 bytes a key
 
     def new_tiers(self, game: Game, max_stones: int | None = None) -> list[int]:
         if max_stones is not None:

@@ -39,7 +39,8 @@ from ..solver.contract import Game
 from ..solver.errors import BadParameters, BadPosition, quote
 from ..solver.games import GAMES, make_game
 from .layout import layout_of
-from .format import (BLOCK_RECORDS, FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES, TABLE_NAME,
+from .format import (FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES, READ_VERSIONS, TABLE_NAME,
+                     VERSION_2_BLOCK_RECORDS,
                      BeyondTable, CorruptTable, DiskFull, ForeignTable, NotInTable, OutdatedTable, TableBusy,
                      TableClosed, TableError, TableIOError, TableMismatch, TableMissing,
                      UnfinishedTable, block_key, check_meta_fields, check_summary_fields,
@@ -326,13 +327,14 @@ class _TableFile:
         if plain.get("format") != FORMAT_NAME:
             raise ForeignTable(f"{self.path} is not a sowsolve table")
         version = plain.get("format_version")
-        if version != FORMAT_VERSION or type(version) is not int:
+        if version not in READ_VERSIONS or type(version) is not int:
             if version == 1:
                 raise OutdatedTable(
                     f"{self.path} is a table of format version 1, which predates checksummed "
                     f"metadata; rebuild it with {_rebuild_hint(self.path, plain)}")
             raise OutdatedTable(f"{self.path} has table format version {quote(str(version), 20)}; "
-                                f"this sowsolve reads version {FORMAT_VERSION}")
+                                f"this sowsolve reads versions "
+                                f"{' and '.join(map(str, READ_VERSIONS))}")
         try:
             meta = open_json(raw, "metadata", b"meta")
             check_meta_fields(meta)
@@ -342,7 +344,11 @@ class _TableFile:
         self.meta = meta
         self.ident = identity(meta["game"], meta["parameters"])
         self.layout = layout_of(self.game)
+        expected = VERSION_2_BLOCK_RECORDS if meta["format_version"] == 2 else self.layout.block_records
+        if meta["block_records"] != expected:
+            raise CorruptTable(f"{self.path} is corrupt: the metadata's 'block_records' is not valid")
         self.block_records = meta["block_records"]
+        self.palette = meta["format_version"] >= 3      # version 3 stores palette blocks
         self._solved = set(meta["solved_tiers"])
         self._summaries: dict[int, dict] = {}
         self._longs: dict[int, np.ndarray] = {}
@@ -445,7 +451,7 @@ class _TableFile:
             raise CorruptTable(f"{self.path} is corrupt: it lacks {what} {block} of tier {tier}")
         long = NO_LONG if keys else self._long_table(tier)     # its errors name the file already
         try:
-            array = decode_block(data, tier, block, count, keys, context)
+            array = decode_block(data, tier, block, count, keys, context, palette=self.palette)
             if keys:
                 _check_keys(self.game, tier, block, array, first_keys)
             else:
@@ -778,7 +784,7 @@ class TableWriter(_TableFile):
             "initial": game.format_position(game.initial()),
             "tiers": tiers,
             "tier_sizes": {str(t): game.tier_size(t) for t in tiers},
-            "block_records": BLOCK_RECORDS,
+            "block_records": layout.block_records,
             "indexing": layout.name,
             "solved_tiers": [], "finished": False,
             "software": {"sowsolve": _version()},
@@ -971,7 +977,7 @@ class TableWriter(_TableFile):
         # zstd and numpy release the GIL: blocks compress on every core
         with ThreadPoolExecutor(max_workers=self.threads) as pool:
             encoded = pool.map(lambda job: encode_block(tier, job[1], job[2], job[3],
-                                                        job[4] or KEYS_MAGIC), jobs)
+                                                        job[4] or KEYS_MAGIC, self.palette), jobs)
             for (key, *_), data in zip(jobs, encoded):
                 self._db[key] = data
                 stored += len(data)

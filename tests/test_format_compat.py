@@ -71,3 +71,35 @@ def test_an_old_table_opens_checks_and_equals_a_new_solve(tmp_path, file):
             text = old.game.format_position(position)
             assert dict(old.query(text), table=None) == dict(new.query(text), table=None)
     assert old_path.read_bytes() == before
+
+
+def test_a_version_2_table_resumed_keeps_writing_version_2(tmp_path):
+    """A version-2 table whose solve stopped resumes as version 2: its new tiers are byte-plane
+    blocks of 65,536 records that an older sowsolve reads, never palette blocks."""
+    import json
+    import sqlite3
+    from sowsolve.tables import format as fmt
+    path = tmp_path / "old.sqlite"
+    shutil.copy(DATA / "diffusion-2x4-k1.sqlite", path)
+    with sqlite3.connect(path) as db:     # every tier dropped, as if stopped before the first
+        meta = json.loads(db.execute("SELECT value FROM sowsolve WHERE key = 'meta'").fetchone()[0])
+        meta.pop("checksum")
+        meta["solved_tiers"], meta["finished"] = [], False
+        db.execute("DELETE FROM sowsolve WHERE key LIKE 'block/%' OR key LIKE 'tier/%'")
+        db.execute("UPDATE sowsolve SET value = ? WHERE key = 'meta'", (fmt.seal_json(meta, b"meta"),))
+    db.close()
+    from typer.testing import CliRunner
+    from sowsolve.cli.app import app
+    resumed = CliRunner().invoke(app, ["solve", "diffusion", "--cols", "4", "--stones", "1", "--table", str(path)])
+    assert resumed.exit_code == 0, resumed.output
+    with sqlite3.connect(path) as db:
+        magics = {bytes(row[0][:4]) for row in db.execute("SELECT value FROM sowsolve WHERE key LIKE 'block/%'")}
+    db.close()
+    assert magics == {fmt.BLOCK_MAGIC}
+    solve_to(tmp_path / "new.sqlite", "diffusion", cols=4, stones=1)
+    with open_table(path) as old, open_table(tmp_path / "new.sqlite") as new:
+        assert old.meta["format_version"] == 2 and old.block_records == 1 << 16
+        assert new.meta["format_version"] == 3 and new.block_records == 1 << 20
+        assert check_table(old, samples=100, full=True, seed=0)["failures"] == []
+        for tier in new.tiers:
+            assert np.array_equal(old.tier_records(tier), new.tier_records(tier)), tier

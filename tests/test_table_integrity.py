@@ -16,6 +16,7 @@ import zlib
 
 import numpy as np
 import pytest
+import zstandard
 from typer.testing import CliRunner
 
 from conftest import solve_to
@@ -105,7 +106,8 @@ def block_of(path, meta, tier, block, keys=False) -> np.ndarray:
     if keys:
         context = fmt.keys_context(context, tier, summary_of(path, tier)["first_keys"])
     data = read_value(path, f"{'keys' if keys else 'block'}/{tier}/{block}")
-    return fmt.decode_block(data, tier, block, count, keys, context)
+    return fmt.decode_block(data, tier, block, count, keys, context,
+                            palette=meta["format_version"] >= 3)
 
 
 def put_block(path, meta, tier, block, array, first_keys=None):
@@ -113,7 +115,8 @@ def put_block(path, meta, tier, block, array, first_keys=None):
     if first_keys is not None:
         context = fmt.keys_context(context, tier, first_keys)
     key = f"{'keys' if first_keys is not None else 'block'}/{tier}/{block}"
-    write_value(path, key, fmt.encode_block(tier, block, array, context))
+    write_value(path, key, fmt.encode_block(tier, block, array, context,
+                                            palette=meta["format_version"] >= 3))
 
 
 def pack(heights, side: int) -> int:
@@ -304,7 +307,9 @@ def mutations(name, path):
         if game != meta["game"]:
             meta_change(f"game {game}", lambda m, game=game: m.update(game=game))
     meta_change("format version 1", lambda m: m.update(format_version=1))
-    meta_change("format version 3", lambda m: m.update(format_version=3))
+    meta_change("format version 4", lambda m: m.update(format_version=4))
+    if not keyed:       # dense version-3 blocks hold 2^20 records; version 2's, 2^16
+        meta_change("format version 2 of version 3 blocks", lambda m: m.update(format_version=2))
     meta_change("unknown field, a list", lambda m: m.update(extra=[1, 2]))
 
     for tier in (tiers[0], tiers[len(tiers) // 2]):
@@ -552,6 +557,50 @@ MEMORY_PROBE = textwrap.dedent("""
 """)
 
 
+def palette_block(meta, tier, count, values, codes) -> bytes:
+    """A palette block as a hostile writer would make it: any palette and codes, both
+    checksums valid (the records' checksum over what the codes would name, where they can)."""
+    seed = zlib.crc32(ident(meta))
+    values = np.asarray(values, dtype="<u2")
+    codes = np.asarray(codes, dtype=np.uint8)
+    named = values[np.minimum(codes.astype(np.int64), values.size - 1)] if values.size else codes.astype("<u2")
+    payload = (struct.pack("<H", values.size) + values.tobytes()
+               + zstandard.ZstdCompressor().compress(codes.tobytes()))
+    return fmt.BLOCK_HEADER.pack(fmt.PALETTE_MAGIC, tier, 0, count, zlib.crc32(named.tobytes(), seed),
+                                 zlib.crc32(payload, seed)) + payload
+
+
+def test_hostile_palette_blocks_are_corrupt(tmp_path, table_2x4_k2):
+    """Version 3 stores a block of at most 256 distinct records as a palette and a byte per
+    record: a palette of 0 or 257 values, one out of order, or a code beyond the palette is
+    refused with one sentence (valid checksums do not make it a table), and so is a palette
+    block in a version-2 table, which never held one."""
+    meta = meta_of(table_2x4_k2)
+    tier = max(meta["tiers"], key=lambda t: meta["tier_sizes"][str(t)])
+    count = min(meta["block_records"], meta["tier_sizes"][str(tier)])
+    assert count >= fmt.PALETTE_MIN_RECORDS
+    stored = read_value(table_2x4_k2, f"block/{tier}/0")
+    assert stored[:4] == fmt.PALETTE_MAGIC          # the solve wrote a palette block
+    good = block_of(table_2x4_k2, meta, tier, 0)
+    assert good.size == count and np.count_nonzero(good) == count
+    zeros = np.zeros(count, dtype=np.uint8)
+    cases = {"a palette of 0 values": palette_block(meta, tier, count, [], zeros),
+             "a palette of 257 values": palette_block(meta, tier, count, np.arange(1, 258), zeros),
+             "a palette out of order": palette_block(meta, tier, count, [7, 5], zeros),
+             "a code beyond the palette": palette_block(meta, tier, count, [5, 7],
+                                                        np.full(count, 2, dtype=np.uint8))}
+    for label, value in cases.items():
+        with pytest.raises(CorruptTable):
+            fmt.decode_block(value, tier, 0, count, context=ident(meta), palette=True)
+        path = copy_of(table_2x4_k2, tmp_path, label.replace(" ", "-") + ".sqlite")
+        write_value(path, f"block/{tier}/0", value)
+        result = cli("check", "--table", path, "--full")
+        one_sentence(result, allow_check_report=True)
+        assert result.exit_code == 1 and "corrupt" in result.output, (label, result.output)
+    with pytest.raises(CorruptTable, match="header"):
+        fmt.decode_block(stored, tier, 0, count, context=ident(meta), palette=False)
+
+
 def test_bombs_are_corrupt_in_bounded_memory(tmp_path_factory):
     """A frame that holds 4 GiB (declaring 4 GiB, or the block's size), and a stored value of
     256 MB: each is reported as corrupt and the reader's memory stays small."""
@@ -559,14 +608,15 @@ def test_bombs_are_corrupt_in_bounded_memory(tmp_path_factory):
     source = directory / "d.sqlite"
     solve_to(source, "diffusion", cols=4, stones=3)
     meta = meta_of(source)
-    tier = next(t for t in meta["tiers"] if meta["tier_sizes"][str(t)] >= meta["block_records"])
-    expected = 2 * meta["block_records"]
+    tier = max(meta["tiers"], key=lambda t: meta["tier_sizes"][str(t)])
+    count = min(meta["block_records"], meta["tier_sizes"][str(tier)])
+    expected = 2 * count
     payloads = {"declares 4 GiB": rle_frame(4 << 30, 4 << 30),
                 "declares the block's size": rle_frame(expected, 4 << 30)}
     cases = {}
     for label, payload in payloads.items():
         seed = zlib.crc32(ident(meta))
-        header = fmt.BLOCK_HEADER.pack(fmt.BLOCK_MAGIC, tier, 0, meta["block_records"], 0,
+        header = fmt.BLOCK_HEADER.pack(fmt.BLOCK_MAGIC, tier, 0, count, 0,
                                        zlib.crc32(payload, seed))
         cases[label] = header + payload
     for label, value in cases.items():

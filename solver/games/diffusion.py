@@ -10,6 +10,7 @@ import string
 from typing import NamedTuple
 
 from ..contract import Game, Rates
+from ..drawing import Picture, Region, Spot
 from ..kernels import compiled
 from ..errors import BadParameters, BadPosition, quote
 from ..params import Parameter
@@ -32,12 +33,13 @@ class Position(NamedTuple):
 class Diffusion(Game):
     """Diffusion on 2 rows of `cols` pits with `stones` per pit at the start."""
 
+    sides = ("A", "B")
     can_draw = False          # the game is acyclic and every final position has a winner
     # `python bench/bench_standard.py --game diffusion --table T.sqlite` (the standard board, 2x6
     # with 4 stones): 6.2 million positions/s in the solver kernel on 2 threads (v2: 6.4), wall
     # time 1.12x the kernel time (compression and writing), table 0.41 bytes/position (v2: 0.43)
     rates = Rates(positions_per_second=6.2e6, threads=2, wall_over_kernel=1.12,
-                  table_bytes_per_position=0.43)
+                  table_bytes_per_position=0.43, memory_bytes_per_position=8)
     storage_note = ("every position with A to move; B to move is read from the 180-degree turn "
                     "(counts are per side to move)")
 
@@ -195,6 +197,28 @@ class Diffusion(Game):
             raise BadPosition(f"position {quote(text)} holds {total} stones, more than the "
                               f"{self.max_stones} of this board's start")
         return Position(tuple(board), side)
+
+    # --- drawing --------------------------------------------------------------------
+    def picture(self, position: Position) -> Picture:
+        """Two rows of pits between the stores; each player's block outlined (v1: the left and
+        right halves, v2: the bottom and top rows)."""
+        n = self.cols
+        spots = [Spot(self.pit_names[p], *self._row_col(p), position.board[p], "pit", self.owner[p])
+                 for p in range(self.npits)]
+        spots += [Spot("left store", 0.5, -1, None, "store", height=2),
+                  Spot("right store", 0.5, n, None, "store", height=2)]
+        if self.variant == 1:
+            regions = (Region("block A", 0, 1, 0, n // 2 - 1, "A"), Region("block B", 0, 1, n // 2, n - 1, "B"))
+            owners = {"A": "block A: left half (player A)", "B": "block B: right half (player B)"}
+        else:
+            regions = (Region("block A", 1, 1, 0, n - 1, "A"), Region("block B", 0, 0, 0, n - 1, "B"))
+            owners = {"A": "block A: bottom row (player A)", "B": "block B: top row (player B)"}
+        over = self.outcome(position)
+        caption = (f"{position.side} to move" if over is None else
+                   f"game over: {position.side if over == 'win' else self._other(position.side)} wins")
+        return Picture(self.describe(), caption, tuple(spots), owners, regions,
+                       {self.pit_names[p]: (self.pit_names[p], None) for p in self.legal_moves(position)},
+                       top_labels=tuple(self.pit_names[:n]), bottom_labels=tuple(self.pit_names[n:]))
 
     # --- tier layer -----------------------------------------------------------------
     def kernel(self):

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..contract import Game, Rates
+from ..drawing import Picture, Spot
 from ..kernels import compiled
 from ..errors import BadMove, BadParameters, BadPosition, quote
 from ..params import GRID, Parameter
@@ -34,6 +35,7 @@ class Position(NamedTuple):
 
 class Overflow(Game):
     """Overflow on `rows` ranks of `cols` files, one disc per cell at the start."""
+    sides = ("L", "D")
     name = "overflow"
     # `/usr/bin/time sowsolve solve overflow --size 4x4` (README): 61,571,886 positions in 267 s
     # (0.23 million positions/s), peak 3.45 GB (56 bytes per position: the transposition table
@@ -222,6 +224,25 @@ class Overflow(Game):
             if image not in found:
                 found.append(image)
         return found
+
+    def picture(self, position: Position) -> Picture:
+        """The checkered houses (a1 dark) with each stack's height; a move is an arrow from
+        its stack toward the neighbouring cell that names its direction."""
+        spots = tuple(Spot(self.cell_name(c), self.rows - 1 - self.rank(c), self.file(c),
+                           position.heights[c], "cell", self.house[c]) for c in range(self.ncells))
+        names = {"L": "Light", "D": "Dark"}
+        other = "D" if position.side == "L" else "L"
+        over = self.outcome(position)
+        caption = (f"{names[position.side]} to move" if over is None else
+                   f"game over: {names[position.side if over == 'win' else other]} wins")
+        moves = {}
+        for move in self.legal_moves(position):
+            cell, direction = move
+            moves[self.format_move(move)] = (self.cell_name(cell), self.cell_name(self.step(cell, direction)))
+        return Picture(self.describe(), caption, spots,
+                       {"L": "light cells: Light's house", "D": "dark cells: Dark's house"}, (), moves,
+                       bottom_labels=tuple(string.ascii_lowercase[:self.cols]),
+                       row_labels=tuple(str(k) for k in range(self.rows, 0, -1)))
 
     def format_move(self, move: tuple[int, int]) -> str:
         cell, direction = move

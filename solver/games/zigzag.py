@@ -12,6 +12,7 @@ import string
 from typing import NamedTuple
 
 from ..contract import Game, Rates
+from ..drawing import Picture, Region, Spot
 from ..kernels import compiled, run_stoppable
 from ..values import MARGIN
 from ..errors import BadMove, BadParameters, BadPosition, quote
@@ -40,6 +41,7 @@ class Turn(NamedTuple):
 
 class ZigZag(Game):
     """Zig Zag on 2 rows of `cols` pits (cols even) with `stones` seeds per pit at the start."""
+    sides = ("p", "P")
     name = "zigzag"
     # python bench/bench_zigzag_scale.py (bench/results/zigzag-scale.json): the standard
     # board's endgame table of at most 20 seeds, 1.35 x 10^9 positions stored in 756 s on two
@@ -274,6 +276,27 @@ class ZigZag(Game):
             sides = ("P", "p") if position.side == "P" else ("p", "P")
             result["final_stores"] = {side: dict(zip(sides, finals))[side] for side in ("P", "p")}
         return result
+
+    def picture(self, position: Position) -> Picture:
+        """P's row on top, p's below, between the stores; the ko pit ringed.  The stores'
+        seeds are not part of a position (a table holds what the side to move gains)."""
+        n = self.cols
+        spots = [Spot(self.pit_names[p], p // n, p % n, position.board[p], "pit", self.owner(p),
+                      "ko" if p == position.ko else None) for p in range(self.npits)]
+        spots += [Spot("left store", 0.5, -1, None, "store", height=2),
+                  Spot("right store", 0.5, n, None, "store", height=2)]
+        regions = (Region("P", 0, 0, 0, n - 1, "P"), Region("p", 1, 1, 0, n - 1, "p"))
+        notes = [f"last capture: {position.last or 'none yet'}"]
+        if position.ko is not None:
+            notes.insert(0, f"ko: {self.pit_names[position.ko]} may not sow its seed straight back "
+                            f"unless it captures")
+        moves = self.legal_moves(position)
+        caption = f"{position.side} to move" if moves else "game over"
+        return Picture(self.describe(), caption, tuple(spots),
+                       {"P": "top row: player P", "p": "bottom row: player p"}, regions,
+                       {self.pit_names[m]: (self.pit_names[m], None) for m in moves},
+                       top_labels=tuple(self.pit_names[:n]), bottom_labels=tuple(self.pit_names[n:]),
+                       notes=tuple(notes))
 
     def format_move(self, move: int) -> str:
         return self.pit_names[move]

@@ -1,0 +1,299 @@
+"""`sowsolve show`, `play` and `serve`: see a position, play against the perfect player, explore
+in a browser.  Every game is drawn through its own drawing hook (`Game.picture`) by
+solver/drawing.py; nothing here names a game."""
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from ..solver import drawing
+from ..solver.errors import BadMove, BadParameters
+from ..solver.games import GAMES, make_game
+from ..solver.values import VALUE_KINDS
+from ..tables import query as queries
+from ..tables.export import write_whole
+from ..tables.store import open_table
+from . import locate
+from .app import GAME_HELP, app, clear_errors, complete_game, emit_json
+from .options import BOARD, board_options
+
+#: positions a query may search where a keyed table lacks one (show, play, serve answer at once)
+EXPLORE_SEARCH = 200_000
+
+
+def game_for_text(name: str, board: dict, text: str):
+    """The game `name` on the board the options give; without options, on the smallest board
+    whose positions the text could be (else the standard board, which then names the problem)."""
+    if board:
+        return make_game(name, **board)
+    entry = GAMES.get(name)
+    if entry is None:
+        return make_game(name)                  # unknown: its one sentence
+    first = None
+    for candidate in entry.boards_for_text(text):
+        try:
+            game = entry.build(candidate)
+        except BadParameters:
+            continue
+        try:
+            game.parse_position(text)
+            return game
+        except ValueError:
+            first = first or game               # its parse names what is wrong with the text
+    return first if first is not None else make_game(name)
+
+
+def value_text(result: dict) -> str:
+    return VALUE_KINDS[result["value_kind"]].text(result["value"], result["remoteness"])
+
+
+@app.command("show", short_help="Draw a position, each move marked by the value it leads to.")
+@board_options
+def show_command(
+    position: str = typer.Argument(..., help="Position text, e.g. '444444/444444 A'."),
+    table: Optional[str] = typer.Option(None, "--table", help="Table file: each move is marked "
+                                        "by the value and remoteness (or margin) it leads to. "
+                                        "Left out with --game also left out: the table of the "
+                                        "tables directory whose game and board fit the position."),
+    game: Optional[str] = typer.Option(None, "--game", help=GAME_HELP + " Draw the position on "
+                                       "this game's board, without values (no table read); the "
+                                       "board options choose the board, else the position's "
+                                       "text does.", autocompletion=complete_game),
+    board: dict = BOARD,
+    svg: Optional[str] = typer.Option(None, "--svg", help="Also write the picture as SVG: a "
+                                      "file (written whole or not at all), or - for standard "
+                                      "output instead of the text."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: the query's "
+                                 "(with a table) and the SVG."),
+):
+    """Draw a position: in the terminal as text, and with --svg as an SVG picture.
+
+    With a table, each legal move is marked by the value it leads to for the side playing it
+    (win green, loss red, draw or margin 0 yellow) and its remoteness.  Diffusion: two rows of
+    pits, both stores, the two blocks outlined; Overflow: the checkered houses and stack
+    heights, a move an arrow toward its direction; Zig Zag: pits, stores, the ko pit ringed.
+
+    \b
+    Examples:
+      sowsolve show '2222/2222 A'
+      sowsolve show '2222/2222 A' --svg board.svg
+      sowsolve show '111/111/111 L' --game overflow
+    """
+    with clear_errors():
+        if svg == "-" and as_json:
+            raise BadParameters("--svg - and --json both write to standard output; the JSON "
+                                "holds the SVG already")
+        if table is not None and (game is not None or board):
+            raise BadParameters("name a table with --table, or a game with --game, not both")
+        if board and game is None:
+            given = ", ".join("--" + name.replace("_", "-") for name in board)
+            raise BadParameters(f"board options ({given}) need --game before them")
+        result, path = None, None
+        if game is not None:
+            g = game_for_text(game, board, position)
+            pos = locate.parse_for_game(g, position)
+            g.check_position(pos)
+        else:
+            path = table if table is not None else locate.table_for_position(position)
+            with open_table(path) as t:
+                locate.parse_for_table(t.game, position)
+                result = queries.query(t, position, EXPLORE_SEARCH)
+                g = t.game
+            pos = g.parse_position(position)
+        picture = g.picture(pos)
+        marks = drawing.marks_from_query(result) if result else {}
+        picture_svg = drawing.svg(picture, marks)
+        if svg is not None:
+            write_whole(svg, picture_svg, path, "--svg")
+        if as_json:
+            shown = dict(result) if result else {
+                "position": g.format_position(pos), "game": g.name, "description": g.describe(),
+                "parameters": g.parameters(), "moves": [{"move": m} for m in picture.moves]}
+            if path is not None:
+                shown["table"] = path
+            shown["svg"] = picture_svg
+            emit_json(shown)
+        elif svg != "-":
+            lines = [drawing.text(picture, marks, colour=sys.stdout.isatty())]
+            if result:
+                lines.append(f"value: {value_text(result)} for the side to move")
+            typer.echo("\n".join(lines))
+
+
+class _Quit(Exception):
+    pass
+
+
+def _read(prompt: str) -> str:
+    """A line of the player's, prompt first; _Quit at the end of the input."""
+    typer.echo(prompt, nl=False)
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line:
+        typer.echo("")
+        raise _Quit()
+    if not sys.stdin.isatty():          # piped moves: show what was played
+        typer.echo(line.rstrip("\n"))
+    return line.strip()
+
+
+@app.command("play", short_help="Play a position against the perfect player in the terminal.")
+def play_command(
+    table: Optional[str] = typer.Option(None, "--table", help="Table file; left out, the tables "
+                                        "directory's only table."),
+    position: Optional[str] = typer.Option(None, "--position", help="Start here (the game's "
+                                           "start by default)."),
+    side: Optional[str] = typer.Option(None, "--as", help="The side you play (Diffusion A or "
+                                       "B, Overflow L or D, Zig Zag p or P); left out, the side "
+                                       "to move at the start: you move first."),
+    hints: bool = typer.Option(False, "--hints", help="Show every move's value on each of "
+                               "your turns."),
+):
+    """Play against the perfect player: it wins as fast as it can and loses as slowly as it
+    can (Zig Zag: the best margin).  Type a move as `query` prints it, `hint` for the value of
+    every move, `undo` to take back your last move (and the reply), `quit` to stop.  The value
+    of the position is shown after every move.  Reads moves from a pipe as well as from a
+    terminal.
+
+    \b
+    Examples:
+      sowsolve play --table T.sqlite
+      sowsolve play --position '2222/2222 B' --as A
+      sowsolve play --hints
+    """
+    with clear_errors():
+        path = locate.resolve_read_table(table)
+        with open_table(path) as t:
+            g = t.game
+            text = position if position is not None else g.format_position(g.initial())
+            locate.parse_for_table(g, text)
+            current = g.parse_position(text)
+            g.check_position(current)
+            sides = tuple(g.sides)
+            if side is not None and side not in sides:
+                raise BadParameters(f"--as must be one of the sides of {g.describe()}: "
+                                    f"{' or '.join(sides)}, not {side[:20]!r}")
+            human = side if side is not None else g.side_to_move(current)
+            colour = sys.stdout.isatty()
+            history = [current]
+            typer.echo(f"you play {human} in {g.describe()}; the table plays "
+                       f"{' and '.join(s for s in sides if s != human)}")
+            try:
+                _play(t, g, history, human, hints, colour)
+            except _Quit:
+                typer.echo("game left unfinished")
+
+
+def _end_text(result: dict, mover: str, human: str, sides) -> str:
+    """'game over: A wins (you win)', '... a draw', or the margin the last mover's opponent is
+    left with."""
+    value = result["value"]
+    if value in ("win", "loss"):
+        winner = mover if value == "win" else next(s for s in sides if s != mover)
+        return f"game over: {winner} wins ({'you win' if winner == human else 'the table wins'})"
+    if value == "draw":
+        return "game over: a draw"
+    return f"game over: {value_text(result)} for {mover}"
+
+
+def _play(t, g, history: list, human: str, hints: bool, colour: bool) -> None:
+    while True:
+        current = history[-1]
+        result = queries.query(t, g.format_position(current), EXPLORE_SEARCH)
+        mover = g.side_to_move(current)
+        ours = mover == human
+        marks = drawing.marks_from_query(result)
+        typer.echo("")
+        typer.echo(drawing.text(g.picture(current), marks if ours and hints else None, colour))
+        typer.echo(f"position: {result['position']}")
+        typer.echo(f"value: {value_text(result)} for {mover} (to move)")
+        if result["final"]:
+            typer.echo(_end_text(result, mover, human, g.sides))
+            return
+        if not ours:
+            move_text = (result["best"] or [result["moves"][0]["move"]])[0]
+            history.append(g.play(current, g.parse_move(current, move_text)))
+            typer.echo(f"{mover} plays {move_text}")
+            continue
+        while True:
+            said = _read(f"your move ({mover}; or hint, undo, quit): ")
+            if said in ("quit", "q", "exit"):
+                raise _Quit()
+            if said == "hint":
+                for move, mark in marks.items():
+                    typer.echo(f"  {move}  {mark.short}")
+                continue
+            if said == "undo":
+                # back to before your last move: the last earlier position you were to move in
+                mine = [i for i in range(len(history) - 1) if g.side_to_move(history[i]) == human]
+                if not mine:
+                    typer.echo("nothing to undo: you have not moved yet")
+                    continue
+                del history[mine[-1] + 1:]
+                break
+            if not said:
+                continue
+            try:
+                move = g.parse_move(current, said)
+            except BadMove as exc:
+                typer.echo(f"sowsolve: {exc}", err=True)
+                continue
+            history.append(g.play(current, move))
+            break
+
+
+@app.command("serve", short_help="A local web explorer of tables: board, moves and values.")
+def serve_command(
+    table: Optional[list[str]] = typer.Option(None, "--table", help="A table file to serve; "
+                                              "repeat it for more. Left out, the tables "
+                                              "directory's only table."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (only this "
+                             "machine by default)."),
+    port: int = typer.Option(8000, "--port", help="Port to listen on."),
+):
+    """Serve a web explorer of the tables: the board as a picture (click a move to play it),
+    every move coloured by its value with its remoteness, back and forward, a box to type a
+    position, and a chart of the value along the moves played.  Its JSON API answers
+    /api/query?position=...&table=NAME (NAME a served table's file name; optional with one
+    table) with the object `query --json` prints.  Only the tables named here are ever opened.
+    Ctrl-C stops it.
+
+    \b
+    Examples:
+      sowsolve serve --table a.sqlite --port 8080
+      sowsolve serve --table a.sqlite --table b.sqlite
+    """
+    with clear_errors():
+        if not 1 <= port <= 65535:
+            raise BadParameters(f"--port must be from 1 to 65535, not {port}")
+        paths = list(table) if table else [locate.resolve_read_table(None)]
+        from . import web
+        web.table_names(paths)
+        for path in paths:              # a bad table: its one sentence before anything listens
+            with open_table(path):
+                pass
+        _check_free(host, port)
+        import uvicorn
+        typer.echo(f"sowsolve: serving {len(paths)} {'table' if len(paths) == 1 else 'tables'} at "
+                   f"http://{host}:{port}/ (Ctrl-C stops)", err=True)
+        uvicorn.run(web.create_app(paths, web.allowed_hosts(host)), host=host, port=port,
+                    log_level="warning")
+        typer.echo("sowsolve: stopped", err=True)
+
+
+def _check_free(host: str, port: int) -> None:
+    """BadParameters naming the problem where nothing can listen on host:port."""
+    import socket
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise BadParameters(f"--host {host[:60]!r} is no address of this machine") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

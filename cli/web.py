@@ -1,0 +1,359 @@
+"""The web explorer of `sowsolve serve`: a Starlette app over the tables named on the command
+line, and the one page that uses its JSON API.
+
+    GET /                                   the explorer (HTML and a small script)
+    GET /api/tables                         the served tables: name, game, start positions
+    GET /api/query?position=P[&table=NAME]  the object `sowsolve query --json` prints
+    GET /api/svg?position=P[&table=NAME]    the board as SVG, each move marked by its value
+    GET /api/play?position=P&move=M[&table=NAME]   the position after the move
+
+NAME is a served table's file name; it may be left out when one table is served.  Only the
+tables given at start are ever opened: no part of a URL becomes a path.  Bad input gets HTTP 400
+and {"error": one sentence}; a table that fails its checks, HTTP 500 and the same.  Endpoints
+are coroutines, so every table is read from the event loop's one thread.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from ..solver import drawing
+from ..solver.errors import BadMove, BadParameters, BadPosition
+from ..tables import query as queries
+from ..tables.format import BeyondTable, NotInTable, TableError
+from ..tables.store import open_table
+
+#: positions a query may search where a keyed table lacks one (the page answers at once)
+SEARCH_LIMIT = 200_000
+MAX_TEXT = 300                 # longest position or move text accepted
+
+
+class BadRequest(ValueError):
+    """Input from the URL that names nothing served or parses as no position or move."""
+
+
+def table_names(paths: list[str]) -> dict[str, str]:
+    """File name -> path of each table to serve; BadParameters if two share a file name."""
+    names: dict[str, str] = {}
+    for path in paths:
+        name = os.path.basename(path)
+        if name in names:
+            raise BadParameters(f"two tables to serve are both named {name[:60]!r}; the explorer "
+                                f"names tables by file name")
+        names[name] = path
+    return names
+
+
+def allowed_hosts(host: str) -> list[str]:
+    """The Host headers to answer: this machine's names where it listens on a loopback
+    address (so that a page of another site cannot reach the API by DNS rebinding), any where
+    it was told to listen on every address or on a name of its own."""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return ["127.0.0.1", "localhost", "[::1]", "::1"]
+    return ["*"]
+
+
+def create_app(paths: list[str], hosts: list[str] | None = None) -> Starlette:
+    """The explorer over the tables at `paths` (opened when the app starts, closed when it
+    stops), answering requests whose Host header is one of `hosts` (default: any)."""
+    served = table_names(paths)
+    tables: dict = {}
+
+    def public(message: str) -> str:
+        """An error as the page shows it: tables named by file name, never by path."""
+        for name, path in served.items():
+            message = message.replace(str(path), name)
+        return message
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        with contextlib.ExitStack() as stack:
+            for name, path in served.items():
+                tables[name] = stack.enter_context(open_table(path))
+            yield
+            tables.clear()
+
+    def table_of(request: Request):
+        name = request.query_params.get("table")
+        if name is None:
+            if len(tables) == 1:
+                return next(iter(tables.values()))
+            raise BadRequest(f"name a table with table=NAME: this explorer serves "
+                             f"{', '.join(sorted(tables))}")
+        if name not in tables:
+            raise BadRequest(f"no table named {name[:60]!r} is served here")
+        return tables[name]
+
+    def text_param(request: Request, key: str) -> str:
+        value = request.query_params.get(key)
+        if value is None or not value.strip():
+            raise BadRequest(f"give the {key} as {key}=...")
+        if len(value) > MAX_TEXT:
+            raise BadRequest(f"the {key} is longer than {MAX_TEXT} characters")
+        return value
+
+    def position_of(request: Request):
+        table = table_of(request)
+        text = text_param(request, "position")
+        position = table.game.parse_position(text)
+        table.game.check_position(position)
+        return table, text, position
+
+    def answer(work):
+        async def endpoint(request: Request) -> Response:
+            try:
+                return work(request)
+            except (BadRequest, BadPosition, BadMove, BadParameters, NotInTable, BeyondTable) as exc:
+                return JSONResponse({"error": public(str(exc))}, status_code=400)
+            except TableError as exc:
+                return JSONResponse({"error": public(str(exc))}, status_code=500)
+        return endpoint
+
+    def page(request: Request) -> Response:
+        return HTMLResponse(PAGE)
+
+    def held(table, position) -> bool:
+        try:
+            table.record(position)
+            return True
+        except (NotInTable, BeyondTable):
+            return False
+
+    def list_tables(request: Request) -> Response:
+        """The served tables, each with the starts it holds (none: an endgame table, whose
+        positions are typed)."""
+        return JSONResponse([{"name": name, "game": t.game.name, "description": t.game.describe(),
+                              "start": [t.game.format_position(p) for p in t.game.initial_positions()
+                                        if held(t, p)],
+                              "example": t.game.position_example or t.game.format_position(t.game.initial())}
+                             for name, t in tables.items()])
+
+    def name_of(table) -> str:
+        return next(name for name, t in tables.items() if t is table)
+
+    def query(request: Request) -> Response:
+        table, text, _ = position_of(request)
+        result = queries.query(table, text, SEARCH_LIMIT)
+        result["table"] = name_of(table)
+        return JSONResponse(result)
+
+    def svg(request: Request) -> Response:
+        table, text, position = position_of(request)
+        marks = drawing.marks_from_query(queries.query(table, text, SEARCH_LIMIT))
+        return Response(drawing.svg(table.game.picture(position), marks), media_type="image/svg+xml")
+
+    def play(request: Request) -> Response:
+        table, text, position = position_of(request)
+        game = table.game
+        move = game.parse_move(position, text_param(request, "move"))
+        child = game.play(position, move)
+        return JSONResponse({"position": game.format_position(child), "move": game.format_move(move),
+                             "table": name_of(table)})
+
+    return Starlette(routes=[Route("/", answer(page)), Route("/api/tables", answer(list_tables)),
+                             Route("/api/query", answer(query)), Route("/api/svg", answer(svg)),
+                             Route("/api/play", answer(play))],
+                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts or ["*"])],
+                     lifespan=lifespan)
+
+
+PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>sowsolve explorer</title>
+<style>
+  body { font-family: sans-serif; margin: 1.2em; color: #222; background: #fbfaf7; }
+  header { display: flex; gap: .6em; align-items: center; flex-wrap: wrap; }
+  #position { width: 22em; font-family: monospace; }
+  main { display: flex; gap: 2em; margin-top: 1em; flex-wrap: wrap; }
+  #board svg { max-width: 640px; height: auto; }
+  #board .move { cursor: pointer; }
+  #moves { list-style: none; padding: 0; margin: 0; min-width: 12em; }
+  #moves li { padding: .15em .5em; margin: .1em 0; cursor: pointer; border-radius: 4px;
+              font-family: monospace; }
+  #moves li.win { background: #c8e6c9; } #moves li.loss { background: #ffcdd2; }
+  #moves li.draw { background: #fff3b0; }
+  #value { font-weight: bold; margin: .4em 0; }
+  #error { color: #b00020; min-height: 1.2em; }
+  #chart { border: 1px solid #ccc; background: #fff; }
+  #line { font-family: monospace; }
+</style>
+</head>
+<body>
+<header>
+  <label>table <select id="table"></select></label>
+  <input id="position" aria-label="position">
+  <button id="go">show</button>
+  <button id="back">&larr; back</button>
+  <button id="forward">forward &rarr;</button>
+</header>
+<div id="error"></div>
+<main>
+  <div>
+    <div id="board"></div>
+    <div id="value"></div>
+    <div>value along the moves played (remoteness; up: the first player wins)</div>
+    <svg id="chart" width="640" height="160" viewBox="0 0 640 160"></svg>
+    <div id="line"></div>
+  </div>
+  <div>
+    <div>moves (value for the side playing it, remoteness)</div>
+    <ul id="moves"></ul>
+  </div>
+</main>
+<script>
+"use strict";
+const state = { table: null, history: [], moves: [], index: 0, results: {} };
+const $ = (id) => document.getElementById(id);
+
+async function api(path, params) {
+  const query = new URLSearchParams(Object.assign({ table: state.table }, params));
+  const response = await fetch(path + "?" + query.toString());
+  if (!response.ok) {
+    let message = response.statusText;
+    try { message = (await response.json()).error; } catch (e) { /* not JSON */ }
+    throw new Error(message);
+  }
+  return path === "/api/svg" ? response.text() : response.json();
+}
+
+function tone(value) {
+  if (typeof value === "number") return value > 0 ? "win" : value < 0 ? "loss" : "draw";
+  return value;
+}
+
+function shortValue(m) {
+  const v = typeof m.value === "number" ? (m.value > 0 ? "+" + m.value : String(m.value)) : m.value;
+  return v + " " + (m.remoteness === null ? "no end" : m.remoteness);
+}
+
+async function show() {
+  const position = state.history[state.index];
+  $("position").value = position;
+  $("error").textContent = "";
+  try {
+    const [svg, result] = await Promise.all([api("/api/svg", { position }), api("/api/query", { position })]);
+    state.results[position] = result;
+    $("board").innerHTML = svg;
+    $("value").textContent = "value: " + shortValue(result) + " for " + result.side_to_move + " (to move)";
+    const list = $("moves");
+    list.innerHTML = "";
+    for (const m of result.moves) {
+      const item = document.createElement("li");
+      item.className = tone(m.value);
+      item.dataset.move = m.move;
+      item.textContent = m.move + "  " + shortValue(m);
+      item.addEventListener("click", () => play(m.move));
+      list.appendChild(item);
+    }
+    for (const element of $("board").querySelectorAll("[data-move]")) {
+      element.addEventListener("click", () => play(element.dataset.move));
+    }
+    $("line").textContent = state.index ? "moves played: " + state.moves.slice(0, state.index).join(" ") : "";
+    drawChart();
+  } catch (error) {
+    $("error").textContent = error.message;
+  }
+  $("back").disabled = state.index === 0;
+  $("forward").disabled = state.index >= state.history.length - 1;
+}
+
+async function play(move) {
+  try {
+    const next = await api("/api/play", { position: state.history[state.index], move });
+    state.history = state.history.slice(0, state.index + 1).concat([next.position]);
+    state.moves = state.moves.slice(0, state.index).concat([next.move]);
+    state.index += 1;
+    await show();
+  } catch (error) {
+    $("error").textContent = error.message;
+  }
+}
+
+function drawChart() {
+  const chart = $("chart");
+  const first = state.results[state.history[0]];
+  const points = [];
+  for (let i = 0; i <= state.index; i++) {
+    const r = state.results[state.history[i]];
+    if (!r) continue;
+    const sign = first && r.side_to_move === first.side_to_move ? 1 : -1;
+    let y;
+    if (typeof r.value === "number") y = sign * r.value;
+    else y = r.value === "draw" ? 0 : (tone(r.value) === "win" ? sign : -sign) * (r.remoteness || 0);
+    points.push([i, y, r]);
+  }
+  const top = Math.max(1, ...points.map((p) => Math.abs(p[1])));
+  const count = Math.max(2, state.history.length);
+  const x = (i) => 20 + i * (600 / (count - 1));
+  const y = (v) => 80 - v * (70 / top);
+  let inner = '<line x1="20" y1="80" x2="620" y2="80" stroke="#bbb"/>';
+  inner += '<polyline fill="none" stroke="#555" stroke-width="2" points="' +
+           points.map((p) => x(p[0]) + "," + y(p[1])).join(" ") + '"/>';
+  for (const [i, v] of points) {
+    const colour = v > 0 ? "#2e7d32" : v < 0 ? "#c62828" : "#f9a825";
+    inner += '<circle class="point" cx="' + x(i) + '" cy="' + y(v) + '" r="4" fill="' + colour + '"/>';
+  }
+  chart.innerHTML = inner;
+}
+
+async function start() {
+  try {
+    const response = await fetch("/api/tables");
+    const tables = await response.json();
+    for (const t of tables) {
+      const option = document.createElement("option");
+      option.value = t.name;
+      option.textContent = t.name + " (" + t.description + ")";
+      option.dataset.start = t.start.length ? t.start[0] : "";
+      $("table").appendChild(option);
+    }
+    state.table = tables[0].name;
+    if (!tables[0].start.length) {
+      $("position").value = "";
+      $("error").textContent = "this table holds no start position: type one (e.g. " + tables[0].example + ")";
+      return;
+    }
+    state.history = [tables[0].start[0]];
+    state.moves = [];
+    state.index = 0;
+    await show();
+  } catch (error) {
+    $("error").textContent = error.message;
+  }
+}
+
+$("table").addEventListener("change", () => {
+  const option = $("table").selectedOptions[0];
+  state.table = option.value;
+  state.moves = []; state.index = 0; state.results = {};
+  if (!option.dataset.start) {
+    state.history = [];
+    $("error").textContent = "this table holds no start position: type one";
+    return;
+  }
+  state.history = [option.dataset.start];
+  show();
+});
+$("go").addEventListener("click", () => {
+  state.history = [$("position").value]; state.moves = []; state.index = 0; state.results = {};
+  show();
+});
+$("position").addEventListener("keydown", (e) => { if (e.key === "Enter") $("go").click(); });
+$("back").addEventListener("click", () => { if (state.index > 0) { state.index -= 1; show(); } });
+$("forward").addEventListener("click", () => {
+  if (state.index < state.history.length - 1) { state.index += 1; show(); }
+});
+start();
+</script>
+</body>
+</html>
+"""
