@@ -98,8 +98,8 @@ cdef inline void decode_half(const DiffCtx *c, int h, int32_t code, uint8_t *boa
         code = code // 6
 
 
-cdef inline int unrank(const DiffCtx *c, int tier, int64_t index, uint8_t *board) noexcept nogil:
-    """Board of (tier, index); -1 when out of range."""
+cdef inline int half_codes(const DiffCtx *c, int tier, int64_t index, int32_t *code) noexcept nogil:
+    """The two half codes of (tier, index) in code[0], code[1]; -1 when out of range."""
     cdef const int64_t *row
     cdef int s1, lo, hi
     cdef int64_t rest, count2
@@ -117,8 +117,18 @@ cdef inline int unrank(const DiffCtx *c, int tier, int64_t index, uint8_t *board
         s1 -= 1
     rest = index - row[s1]
     count2 = c.hcount[1][tier - s1]
-    decode_half(c, 0, c.hcodes[0][c.hstart[0][s1] + rest // count2], board)
-    decode_half(c, 1, c.hcodes[1][c.hstart[1][tier - s1] + rest % count2], board)
+    code[0] = c.hcodes[0][c.hstart[0][s1] + rest // count2]
+    code[1] = c.hcodes[1][c.hstart[1][tier - s1] + rest % count2]
+    return 0
+
+
+cdef inline int unrank(const DiffCtx *c, int tier, int64_t index, uint8_t *board) noexcept nogil:
+    """Board of (tier, index); -1 when out of range."""
+    cdef int32_t code[2]
+    if half_codes(c, tier, index, code) < 0:
+        return -1
+    decode_half(c, 0, code[0], board)
+    decode_half(c, 1, code[1], board)
     return 0
 
 
@@ -126,25 +136,10 @@ cdef int32_t level(const void *ctx, int tier, int64_t index) noexcept nogil:
     """RULES.md's potential of a stored position: it falls along every move, so it orders a
     tier for the solver's sweep."""
     cdef const DiffCtx *c = <const DiffCtx *>ctx
-    cdef const int64_t *row
-    cdef int s1, lo, hi
-    cdef int64_t rest, count2
-    if tier < 0 or tier > c.max_tier or index < 0 or index >= c.tier_size[tier]:
+    cdef int32_t code[2]
+    if half_codes(c, tier, index, code) < 0:
         return -1
-    row = c.offsets + <int64_t>tier * c.stride
-    lo = tier - MAX_STONES * c.m[1]
-    if lo < 0:
-        lo = 0
-    hi = MAX_STONES * c.m[0]
-    if hi > tier:
-        hi = tier
-    s1 = hi
-    while s1 > lo and row[s1] > index:
-        s1 -= 1
-    rest = index - row[s1]
-    count2 = c.hcount[1][tier - s1]
-    return (c.hpotential[0][c.hcodes[0][c.hstart[0][s1] + rest // count2]]
-            + c.hpotential[1][c.hcodes[1][c.hstart[1][tier - s1] + rest % count2]])
+    return c.hpotential[0][code[0]] + c.hpotential[1][code[1]]
 
 
 cdef inline int64_t rank_codes(const DiffCtx *c, int tier, int32_t code1, int32_t code2) noexcept nogil:

@@ -12,11 +12,14 @@ WINLOSS_LAYOUT: Final[dict[str, int]]
 
 #: scratch bytes per position a whole-tier sweep uses (solve_range's `scratch`)
 SCRATCH_PER_POSITION: int
+#: tiers smaller than this are walked depth first, not swept
+SWEEP_MIN_POSITIONS: int
 
 def solve_range(capsule: object, tier: int, start: int, stop: int,
                 tables: list[npt.NDArray[np.uint16] | None], threads: int = 1,
                 control: npt.NDArray[np.int64] | None = None,
-                scratch: npt.NDArray[np.uint8] | None = None) -> None:
+                scratch: npt.NDArray[np.uint8] | None = None,
+                sweep_from: int = ...) -> None:
     """Solve indices start..stop-1 of `tier` in place (tables[tier] is filled)."""
 def verify_range(capsule: object, tier: int, start: int, stop: int,
                  tables: list[npt.NDArray[np.uint16] | None], threads: int = 1,

@@ -471,10 +471,14 @@ cdef int sweep_tier(const GameKernel *game, int tier, int64_t size, const Tiers 
 
 #: scratch bytes per position a whole-tier sweep uses (solve_range's `scratch`)
 SCRATCH_PER_POSITION = SWEEP_SCRATCH
+#: tiers smaller than this are walked depth first even where the game offers levels: their
+#: records stay in cache, and a sweep's barrier per level would cost more than it saves
+SWEEP_MIN_POSITIONS = 1 << 20
 
 
 def solve_range(object capsule, int tier, int64_t start, int64_t stop, list tables, int threads=1,
-                int64_t[::1] control=None, cnp.ndarray scratch=None):
+                int64_t[::1] control=None, cnp.ndarray scratch=None,
+                int64_t sweep_from=SWEEP_MIN_POSITIONS):
     """Solve indices start..stop-1 of `tier` in place.
 
     tables[t] is the uint16 record array of tier t (None where not loaded); tables[tier] is
@@ -484,6 +488,7 @@ def solve_range(object capsule, int tier, int64_t start, int64_t stop, list tabl
     stored so far are correct, the rest stay unsolved).  `scratch`: a writeable contiguous
     uint8 array of at least SCRATCH_PER_POSITION bytes per position of the tier, used by a
     whole-tier sweep (and reused by a caller across tiers); too small or None: allocated here.
+    A whole tier of at least `sweep_from` positions is swept where the game offers levels.
     """
     cdef const GameKernel *game = kernel_of(capsule)
     cdef int error = 0, e
@@ -503,7 +508,7 @@ def solve_range(object capsule, int tier, int64_t start, int64_t stop, list tabl
             and cnp.PyArray_DIM(scratch, 0) >= stop * SWEEP_SCRATCH):
         scratch_data = <uint8_t *>cnp.PyArray_DATA(scratch)
     if (game.level != NULL and game.level_count > 0 and start == 0 and stop == tiers.lengths[tier]
-            and stop < (<int64_t>1 << 32)):
+            and sweep_from <= stop < (<int64_t>1 << 32)):
         try:
             with nogil:
                 error = sweep_tier(game, tier, stop, &tiers, scratch_data, threads, ctl)

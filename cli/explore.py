@@ -3,6 +3,7 @@ in a browser.  Every game is drawn through its own drawing hook (`Game.picture`)
 solver/drawing.py; nothing here names a game."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Optional
 
@@ -14,14 +15,11 @@ from ..solver.games import GAMES, make_game
 from ..solver.values import VALUE_KINDS
 from ..tables import query as queries
 from ..tables.export import write_whole
+from ..tables.format import BeyondTable, TableMissing
 from ..tables.store import open_table
 from . import locate
 from .app import GAME_HELP, app, clear_errors, complete_game, emit_json
 from .options import BOARD, board_options
-
-#: positions a query may search where a keyed table lacks one (show, play, serve answer at once)
-EXPLORE_SEARCH = 200_000
-
 
 def game_for_text(name: str, board: dict, text: str):
     """The game `name` on the board the options give; without options, on the smallest board
@@ -82,7 +80,7 @@ def show_command(
       sowsolve show '111/111/111 L' --game overflow
     """
     with clear_errors():
-        if svg == "-" and as_json:
+        if svg is not None and as_json and _is_stdout(svg):
             raise BadParameters("--svg - and --json both write to standard output; the JSON "
                                 "holds the SVG already")
         if table is not None and (game is not None or board):
@@ -99,7 +97,7 @@ def show_command(
             path = table if table is not None else locate.table_for_position(position)
             with open_table(path) as t:
                 locate.parse_for_table(t.game, position)
-                result = queries.query(t, position, EXPLORE_SEARCH)
+                result = queries.query(t, position)
                 g = t.game
             pos = g.parse_position(position)
         picture = g.picture(pos)
@@ -115,11 +113,21 @@ def show_command(
                 shown["table"] = path
             shown["svg"] = picture_svg
             emit_json(shown)
-        elif svg != "-":
+        elif svg is None or not _is_stdout(svg):
             lines = [drawing.text(picture, marks, colour=sys.stdout.isatty())]
             if result:
                 lines.append(f"value: {value_text(result)} for the side to move")
             typer.echo("\n".join(lines))
+
+
+def _is_stdout(out: str) -> bool:
+    """Whether --svg names standard output (then the SVG alone goes there)."""
+    if out == "-":
+        return True
+    try:
+        return os.path.samestat(os.stat(out), os.fstat(1))
+    except (OSError, ValueError):
+        return False
 
 
 class _Quit(Exception):
@@ -164,7 +172,7 @@ def play_command(
       sowsolve play --hints
     """
     with clear_errors():
-        path = locate.resolve_read_table(table)
+        path = table if table is not None else only_table()
         with open_table(path) as t:
             g = t.game
             text = position if position is not None else g.format_position(g.initial())
@@ -175,46 +183,79 @@ def play_command(
             if side is not None and side not in sides:
                 raise BadParameters(f"--as must be one of the sides of {g.describe()}: "
                                     f"{' or '.join(sides)}, not {side[:20]!r}")
+            try:
+                queries.query(t, text)          # a start the table cannot answer: said first
+            except BeyondTable:
+                if position is not None:
+                    raise
+                raise BadParameters(f"{os.path.basename(path)} is an endgame table, and the start "
+                                    f"is beyond it; give a --position it holds") from None
             human = side if side is not None else g.side_to_move(current)
             colour = sys.stdout.isatty()
-            history = [current]
             typer.echo(f"you play {human} in {g.describe()}; the table plays "
                        f"{' and '.join(s for s in sides if s != human)}")
             try:
-                _play(t, g, history, human, hints, colour)
+                _play(t, g, [current], human, hints, colour)
             except _Quit:
                 typer.echo("game left unfinished")
 
 
-def _end_text(result: dict, mover: str, human: str, sides) -> str:
-    """'game over: A wins (you win)', '... a draw', or the margin the last mover's opponent is
-    left with."""
+def only_table() -> str:
+    """The tables directory's one table, for commands that take no GAME."""
+    directory = locate.tables_directory()
+    found = locate._readable(locate.scan(directory))
+    if len(found) == 1:
+        return found[0]["path"]
+    if not found:
+        raise TableMissing(f"no table to read in {locate.tables_directory_label(directory)}; "
+                           f"name a table file with --table")
+    raise BadParameters(f"{directory} holds {len(found)} tables ({locate._names(found)}); name "
+                        f"one with --table")
+
+
+def _end_text(result: dict, mover: str, human: str, sides, gains: dict) -> str:
+    """'game over: A wins (you win)', '... a draw'; in a game scored by a margin, who ends
+    ahead over the play here: what each captured, plus what the end itself is worth to the
+    side to move."""
     value = result["value"]
+    other = next(s for s in sides if s != mover)
     if value in ("win", "loss"):
-        winner = mover if value == "win" else next(s for s in sides if s != mover)
-        return f"game over: {winner} wins ({'you win' if winner == human else 'the table wins'})"
-    if value == "draw":
+        winner = mover if value == "win" else other
+    elif value == "draw":
         return "game over: a draw"
-    return f"game over: {value_text(result)} for {mover}"
+    else:
+        lead = gains[mover] - gains[other] + value
+        if lead == 0:
+            return "game over: a tie over the play here"
+        winner = mover if lead > 0 else other
+        return (f"game over: {winner} ends {abs(lead)} ahead over the play here "
+                f"({'you win' if winner == human else 'the table wins'})")
+    return f"game over: {winner} wins ({'you win' if winner == human else 'the table wins'})"
 
 
 def _play(t, g, history: list, human: str, hints: bool, colour: bool) -> None:
+    """The game loop; `history` holds (position, gains so far) pairs."""
+    history[:] = [(history[0], {s: 0 for s in g.sides})]
     while True:
-        current = history[-1]
-        result = queries.query(t, g.format_position(current), EXPLORE_SEARCH)
+        current, gains = history[-1]
+        result = queries.query(t, g.format_position(current))
         mover = g.side_to_move(current)
         ours = mover == human
         marks = drawing.marks_from_query(result)
         typer.echo("")
         typer.echo(drawing.text(g.picture(current), marks if ours and hints else None, colour))
         typer.echo(f"position: {result['position']}")
+        if any(gains.values()):
+            typer.echo("captured since the start of play: "
+                       + ", ".join(f"{s} {n}" for s, n in gains.items()))
         typer.echo(f"value: {value_text(result)} for {mover} (to move)")
         if result["final"]:
-            typer.echo(_end_text(result, mover, human, g.sides))
+            typer.echo(_end_text(result, mover, human, g.sides, gains))
             return
         if not ours:
             move_text = (result["best"] or [result["moves"][0]["move"]])[0]
-            history.append(g.play(current, g.parse_move(current, move_text)))
+            move = g.parse_move(current, move_text)
+            history.append((g.play(current, move), {**gains, mover: gains[mover] + g.move_gain(current, move)}))
             typer.echo(f"{mover} plays {move_text}")
             continue
         while True:
@@ -222,12 +263,12 @@ def _play(t, g, history: list, human: str, hints: bool, colour: bool) -> None:
             if said in ("quit", "q", "exit"):
                 raise _Quit()
             if said == "hint":
-                for move, mark in marks.items():
-                    typer.echo(f"  {move}  {mark.short}")
+                for move_text, mark in marks.items():
+                    typer.echo(f"  {move_text}  {mark.short}")
                 continue
             if said == "undo":
                 # back to before your last move: the last earlier position you were to move in
-                mine = [i for i in range(len(history) - 1) if g.side_to_move(history[i]) == human]
+                mine = [i for i in range(len(history) - 1) if g.side_to_move(history[i][0]) == human]
                 if not mine:
                     typer.echo("nothing to undo: you have not moved yet")
                     continue
@@ -240,7 +281,7 @@ def _play(t, g, history: list, human: str, hints: bool, colour: bool) -> None:
             except BadMove as exc:
                 typer.echo(f"sowsolve: {exc}", err=True)
                 continue
-            history.append(g.play(current, move))
+            history.append((g.play(current, move), {**gains, mover: gains[mover] + g.move_gain(current, move)}))
             break
 
 
@@ -268,7 +309,7 @@ def serve_command(
     with clear_errors():
         if not 1 <= port <= 65535:
             raise BadParameters(f"--port must be from 1 to 65535, not {port}")
-        paths = list(table) if table else [locate.resolve_read_table(None)]
+        paths = list(table) if table else [only_table()]
         from . import web
         web.table_names(paths)
         for path in paths:              # a bad table: its one sentence before anything listens
@@ -276,8 +317,9 @@ def serve_command(
                 pass
         _check_free(host, port)
         import uvicorn
+        shown = f"[{host}]" if ":" in host else host
         typer.echo(f"sowsolve: serving {len(paths)} {'table' if len(paths) == 1 else 'tables'} at "
-                   f"http://{host}:{port}/ (Ctrl-C stops)", err=True)
+                   f"http://{shown}:{port}/ (Ctrl-C stops)", err=True)
         uvicorn.run(web.create_app(paths, web.allowed_hosts(host)), host=host, port=port,
                     log_level="warning")
         typer.echo("sowsolve: stopped", err=True)

@@ -26,12 +26,13 @@ from starlette.routing import Route
 
 from ..solver import drawing
 from ..solver.errors import BadMove, BadParameters, BadPosition
+from ..solver.search import DEFAULT_MAX_POSITIONS, SearchLimitReached
 from ..tables import query as queries
 from ..tables.format import BeyondTable, NotInTable, TableError
 from ..tables.store import open_table
 
-#: positions a query may search where a keyed table lacks one (the page answers at once)
-SEARCH_LIMIT = 200_000
+#: positions a query may search where a keyed table lacks one (as `query` by default)
+SEARCH_LIMIT = DEFAULT_MAX_POSITIONS
 MAX_TEXT = 300                 # longest position or move text accepted
 
 
@@ -110,7 +111,8 @@ def create_app(paths: list[str], hosts: list[str] | None = None) -> Starlette:
         async def endpoint(request: Request) -> Response:
             try:
                 return work(request)
-            except (BadRequest, BadPosition, BadMove, BadParameters, NotInTable, BeyondTable) as exc:
+            except (BadRequest, BadPosition, BadMove, BadParameters, NotInTable, BeyondTable,
+                    SearchLimitReached) as exc:
                 return JSONResponse({"error": public(str(exc))}, status_code=400)
             except TableError as exc:
                 return JSONResponse({"error": public(str(exc))}, status_code=500)
@@ -123,8 +125,16 @@ def create_app(paths: list[str], hosts: list[str] | None = None) -> Starlette:
         try:
             table.record(position)
             return True
-        except (NotInTable, BeyondTable):
+        except (NotInTable, BeyondTable, TableError):
             return False
+
+    def example(table) -> str | None:
+        """A position the table holds: the first of its last tier (the most stones)."""
+        try:
+            tier = table.tiers[-1]
+            return table.game.format_position(table.stored_positions(tier, 0, 1)[0])
+        except (TableError, IndexError):
+            return None
 
     def list_tables(request: Request) -> Response:
         """The served tables, each with the starts it holds (none: an endgame table, whose
@@ -132,7 +142,7 @@ def create_app(paths: list[str], hosts: list[str] | None = None) -> Starlette:
         return JSONResponse([{"name": name, "game": t.game.name, "description": t.game.describe(),
                               "start": [t.game.format_position(p) for p in t.game.initial_positions()
                                         if held(t, p)],
-                              "example": t.game.position_example or t.game.format_position(t.game.initial())}
+                              "example": example(t)}
                              for name, t in tables.items()])
 
     def name_of(table) -> str:

@@ -237,6 +237,8 @@ tier_summary = _retrograde.tier_summary
 SCRATCH_PER_POSITION: int = _retrograde.SCRATCH_PER_POSITION
 #: tiers of this many positions or more are solved depth first, not swept (32-bit order)
 SWEEP_LIMIT = 1 << 32
+#: tiers smaller than this are solved depth first too (their records stay in cache)
+SWEEP_MIN_POSITIONS: int = _retrograde.SWEEP_MIN_POSITIONS
 RecordLimit = _scoresolve.RecordLimit
 #: record layouts (cext/sowsolve_kernel.h), read by solver/values.py
 WINLOSS_LAYOUT = _retrograde.WINLOSS_LAYOUT

@@ -13,7 +13,8 @@ from typing import Iterable
 import numpy as np
 
 from .contract import Game
-from .kernels import SCRATCH_PER_POSITION, SWEEP_LIMIT, scratch_for, solve_range, verify_range
+from .kernels import (SCRATCH_PER_POSITION, SWEEP_LIMIT, SWEEP_MIN_POSITIONS, scratch_for, solve_range,
+                      verify_range)
 from .tiers import (IN_PROCESS, Executor, Progress, SolveReport, TierProgress, TierStore,
                     default_threads, no_progress, solve_tiers_with)
 
@@ -46,13 +47,14 @@ class RetrogradeWorker(_KernelTiers):
     def __init__(self, game: Game, threads: int | None = None, tiers: Iterable[int] | None = None):
         super().__init__(game, threads)
         sizes = [game.tier_size(t) for t in (game.tiers() if tiers is None else tiers)]
-        swept = [n for n in sizes if n < SWEEP_LIMIT]
+        swept = [n for n in sizes if SWEEP_MIN_POSITIONS <= n < SWEEP_LIMIT]
         self.largest = max(swept, default=0)
         self.scratch: np.ndarray | None = None
 
     def __call__(self, tier: int, window: dict[int, np.ndarray], calls: TierProgress) -> np.ndarray:
         size = self.game.tier_size(tier)
-        if size < SWEEP_LIMIT and (self.scratch is None or self.scratch.size < size * SCRATCH_PER_POSITION):
+        if (SWEEP_MIN_POSITIONS <= size < SWEEP_LIMIT
+                and (self.scratch is None or self.scratch.size < size * SCRATCH_PER_POSITION)):
             self.scratch = None          # the old one goes before the new one comes
             self.scratch = scratch_for(max(size, self.largest))
         records = np.zeros(size, dtype=np.uint16)

@@ -19,8 +19,9 @@ Where the rows go is decided before anything is written:
 
 Refused with a usage error before anything is written: the table being read (the same device
 and inode however it is spelled: another path, a hard link, a symbolic link; or its SQLite
-journal), a directory, a block device, a directory that does not exist.  Every error names the
-path the user gave, never a temporary name.
+journal), any other SQLite file (another table, most likely), a directory, a block device, a
+directory that does not exist.  Every error names the path the user gave, never a temporary
+name.
 """
 from __future__ import annotations
 
@@ -206,8 +207,19 @@ def resolve_output(out: str, table_path: str | None, option: str = "--out") -> T
         raise BadParameters(f"{option} {out} is a block device; sowsolve writes exports to "
                             f"files, pipes and character devices only")
     if stat.S_ISREG(st.st_mode):
+        if _is_sqlite(out):
+            raise BadParameters(f"{option} {out} is an SQLite file (a table?); sowsolve does not "
+                                f"write over one: name another file")
         return Target("replace", real if os.path.islink(out) else out, keep=st)
     return Target("through", out)
+
+
+def _is_sqlite(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def _stream(fd: int, out: str, table_stat: os.stat_result | None, option: str = "--out") -> Target:

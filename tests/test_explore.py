@@ -358,3 +358,35 @@ def test_the_self_check_catches_a_picture_that_drops_a_move():
         selfcheck.check_picture(game, 200, random.Random(0), report)
         assert bool(report.failures) == failing
         assert report.counts["picture"] > 0
+
+
+def test_svg_never_replaces_another_table_and_stdout_gets_the_svg_alone(tables, tmp_path):
+    other = tmp_path / "other.sqlite"
+    other.write_bytes(tables["o33"].read_bytes())
+    refused = cli("show", "11/11 A", "--table", tables["d21"], "--svg", other)
+    assert refused.exit_code == 2 and "SQLite file" in refused.output
+    assert other.read_bytes() == tables["o33"].read_bytes()
+    run = subprocess.run([sys.executable, "-c", "from sowsolve.cli.entry import main; main()", "show",
+                          "11/11 A", "--table", str(tables["d21"]), "--svg", "/dev/stdout"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert ET.fromstring(run.stdout).tag == f"{SVG}svg"
+
+
+def test_play_ends_a_margin_game_with_who_is_ahead(tables):
+    """Zig Zag 2x2 with 2 seeds: every line to the end, played through the table for both
+    sides; the last line names who ends ahead by the seeds captured plus the leftover."""
+    run = subprocess.run([sys.executable, "-c", "from sowsolve.cli.entry import main; main()", "play",
+                          "--table", str(tables["z22"]), "--hints"],
+                         input="a\nb\n" * 30, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    last = run.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("game over: ") and ("ahead" in last or "tie" in last), last
+
+
+def test_play_on_an_endgame_table_asks_for_a_position_first(tmp_path):
+    endgame = tmp_path / "endgame.sqlite"
+    assert cli("solve", "diffusion", "--cols", 4, "--stones", 1, "--max-stones", 3, "--table",
+               endgame).exit_code == 0
+    result = cli("play", "--table", endgame)
+    assert result.exit_code == 2 and "--position" in result.output and "you play" not in result.output

@@ -66,7 +66,7 @@ def test_the_sweep_gives_the_depth_first_solve_s_records(variant, cols, stones):
         size = game.tier_size(tier)
         swept[tier] = np.zeros(size, dtype=np.uint16)
         searched[tier] = np.zeros(size, dtype=np.uint16)
-        retrograde.solve_range(capsule, tier, 0, size, swept, 2)
+        retrograde.solve_range(capsule, tier, 0, size, swept, 2, sweep_from=0)
         retrograde.solve_range(capsule, tier, 0, size // 2, searched, 2)
         retrograde.solve_range(capsule, tier, size // 2, size, searched, 2)
         assert np.array_equal(swept[tier], searched[tier]), f"tier {tier}"

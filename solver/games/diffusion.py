@@ -35,11 +35,12 @@ class Diffusion(Game):
 
     sides = ("A", "B")
     can_draw = False          # the game is acyclic and every final position has a winner
-    # `python bench/bench_standard.py --game diffusion --table T.sqlite` (the standard board, 2x6
-    # with 4 stones): 6.2 million positions/s in the solver kernel on 2 threads (v2: 6.4), wall
-    # time 1.12x the kernel time (compression and writing), table 0.41 bytes/position (v2: 0.43)
-    rates = Rates(positions_per_second=6.2e6, threads=2, wall_over_kernel=1.12,
-                  table_bytes_per_position=0.43, memory_bytes_per_position=8)
+    # The standard board, 2x6 with 4 stones (bench/results/standard-before-after.json, plain-c.json,
+    # standard-v2.json): 7.1 to 8.1 million positions/s over the whole solve on 2 threads (the
+    # store's compression overlaps the next tier), table 0.30 bytes/position (v2: 0.305); a
+    # position of a swept tier takes 8 bytes (its record and the sweep's scratch)
+    rates = Rates(positions_per_second=7.1e6, threads=2, wall_over_kernel=1.0,
+                  table_bytes_per_position=0.31, memory_bytes_per_position=8)
     storage_note = ("every position with A to move; B to move is read from the 180-degree turn "
                     "(counts are per side to move)")
 
