@@ -233,6 +233,12 @@ def _end_text(result: dict, mover: str, human: str, sides, gains: dict) -> str:
     return f"game over: {winner} wins ({'you win' if winner == human else 'the table wins'})"
 
 
+def _after(g, position, move, gains: dict) -> tuple:
+    """The position after `move`, and what each side has captured since play began."""
+    mover = g.side_to_move(position)
+    return g.play(position, move), {**gains, mover: gains[mover] + g.move_gain(position, move)}
+
+
 def _play(t, g, history: list, human: str, hints: bool, colour: bool) -> None:
     """The game loop; `history` holds (position, gains so far) pairs."""
     history[:] = [(history[0], {s: 0 for s in g.sides})]
@@ -255,7 +261,7 @@ def _play(t, g, history: list, human: str, hints: bool, colour: bool) -> None:
         if not ours:
             move_text = (result["best"] or [result["moves"][0]["move"]])[0]
             move = g.parse_move(current, move_text)
-            history.append((g.play(current, move), {**gains, mover: gains[mover] + g.move_gain(current, move)}))
+            history.append(_after(g, current, move, gains))
             typer.echo(f"{mover} plays {move_text}")
             continue
         while True:
@@ -281,7 +287,7 @@ def _play(t, g, history: list, human: str, hints: bool, colour: bool) -> None:
             except BadMove as exc:
                 typer.echo(f"sowsolve: {exc}", err=True)
                 continue
-            history.append((g.play(current, move), {**gains, mover: gains[mover] + g.move_gain(current, move)}))
+            history.append(_after(g, current, move, gains))
             break
 
 
