@@ -21,6 +21,15 @@ def solve_range(capsule: object, tier: int, start: int, stop: int,
                 scratch: npt.NDArray[np.uint8] | None = None,
                 sweep_from: int = ...) -> None:
     """Solve indices start..stop-1 of `tier` in place (tables[tier] is filled)."""
+def level_bounds(capsule: object, tier: int, size: int, threads: int = 1,
+                 control: npt.NDArray[np.int64] | None = None, with_order: bool = True,
+                 out: npt.NDArray[np.uint32] | None = None
+                 ) -> tuple[npt.NDArray[np.uint32] | None, npt.NDArray[np.int64]] | None:
+    """(indices sorted by level or None, where each level starts); None without levels."""
+def solve_groups(capsule: object, tier: int, tables: list[npt.NDArray[np.uint16] | None],
+                 members: npt.NDArray[np.uint32], bounds: npt.NDArray[np.int64], threads: int = 1,
+                 control: npt.NDArray[np.int64] | None = None) -> None:
+    """Solve the indices `members` of `tier` in place, group by group (bounds)."""
 def verify_range(capsule: object, tier: int, start: int, stop: int,
                  tables: list[npt.NDArray[np.uint16] | None], threads: int = 1,
                  control: npt.NDArray[np.int64] | None = None) -> int:

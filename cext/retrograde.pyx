@@ -349,7 +349,8 @@ cdef int level_order(const GameKernel *game, int tier, int64_t size, uint32_t *o
     """The tier's indices sorted by level (stable: ascending inside a level) into `order`, and
     first[L] the position of level L's first index (first[level_count] = size): a counting
     sort over SWEEP_CHUNKS pieces of the tier, each counted and placed by one thread, the
-    levels of the first pass kept in `kept` (2 bytes each; NULL: computed again)."""
+    levels of the first pass kept in `kept` (2 bytes each; NULL: computed again).  With no
+    `order`, only `first` is filled (one pass)."""
     cdef int32_t levels = game.level_count
     cdef int64_t chunks = SWEEP_CHUNKS, c, i, lo, hi, total, count, slot
     cdef int32_t lv, L
@@ -362,7 +363,7 @@ cdef int level_order(const GameKernel *game, int tier, int64_t size, uint32_t *o
     cdef int64_t *hist = <int64_t *>calloc(chunks * levels, sizeof(int64_t))
     if hist == NULL:
         return ERR_MEMORY
-    if levels > 65536:
+    if levels > 65536 or order == NULL:
         kept = NULL
     with parallel(num_threads=threads):
         for c in prange(chunks, schedule="dynamic"):
@@ -388,6 +389,7 @@ cdef int level_order(const GameKernel *game, int tier, int64_t size, uint32_t *o
                 hist[c * levels + L] = total
                 total += count
         first[levels] = total
+    if error == 0 and order != NULL:
         with parallel(num_threads=threads):
             for c in prange(chunks, schedule="dynamic"):
                 lo = size * c // chunks
@@ -407,20 +409,59 @@ cdef int level_order(const GameKernel *game, int tier, int64_t size, uint32_t *o
     return error
 
 
-cdef int sweep_tier(const GameKernel *game, int tier, int64_t size, const Tiers *tiers,
-                    uint8_t *scratch, int threads, Control *ctl) noexcept nogil:
-    """Solve a whole tier level by level upwards: the children of a level lie in lower levels
-    or lower tiers, all solved, so each level is split evenly between the threads (a static
-    split, in batches of SWEEP_BATCH), with no search and no waiting on each other inside a
-    level.  `scratch` (SWEEP_SCRATCH bytes per position, or NULL: allocated here) holds the
-    sorted order and the levels; a caller that passes the same scratch for every tier spares
-    the system zeroing fresh pages for each.  Returns an error code (0: solved)."""
-    cdef int32_t levels = game.level_count, L
-    cdef int64_t b, nbatches, lo, hi, n
+cdef int sweep_groups(const GameKernel *game, int tier, const uint32_t *order, const int64_t *first,
+                      int64_t groups, const Tiers *tiers, int threads, Control *ctl) noexcept nogil:
+    """Solve order[first[0]..first[groups]-1] group by group: the indices of group g,
+    order[first[g]..first[g+1]-1], have their same-tier children in earlier groups (or solved
+    before the call), so each group is split evenly between the threads (a static split, in
+    batches of SWEEP_BATCH), with a team barrier between groups.  Returns an error code."""
+    cdef int64_t g, b, nbatches, lo, hi, n
     cdef int error = 0, e
     cdef int *errp = &error
     cdef Frame *frames
     cdef int64_t *solved
+    with parallel(num_threads=threads):
+        frames = <Frame *>malloc(SWEEP_BATCH * sizeof(Frame))
+        solved = <int64_t *>calloc(1, sizeof(int64_t))
+        if frames == NULL or solved == NULL:
+            first_error(errp, ERR_MEMORY)
+        for g in range(groups):
+            lo = first[g]
+            hi = first[g + 1]
+            if hi > lo:
+                nbatches = (hi - lo + SWEEP_BATCH - 1) // SWEEP_BATCH
+                for b in prange(nbatches, schedule="static"):
+                    if ctl_stopped(ctl):
+                        first_error(errp, ERR_STOPPED)
+                    if flag_load(errp) == 0:
+                        n = hi - (lo + b * SWEEP_BATCH)
+                        if n > SWEEP_BATCH:
+                            n = SWEEP_BATCH
+                        e = sweep_batch(game, tier, order + lo + b * SWEEP_BATCH, <int>n, tiers, frames)
+                        if e:
+                            first_error(errp, e)
+                        else:
+                            solved[0] += n
+                            if solved[0] >= CONTROL_FLUSH:
+                                ctl_add(ctl, solved[0])
+                                solved[0] = 0
+                team_barrier()      # every record of this group stored before the next
+        if solved != NULL:
+            ctl_add(ctl, solved[0])
+        free(frames)
+        free(solved)
+    return error
+
+
+cdef int sweep_tier(const GameKernel *game, int tier, int64_t size, const Tiers *tiers,
+                    uint8_t *scratch, int threads, Control *ctl) noexcept nogil:
+    """Solve a whole tier level by level upwards: the children of a level lie in lower levels
+    or lower tiers, all solved, so each level is a group of sweep_groups.  `scratch`
+    (SWEEP_SCRATCH bytes per position, or NULL: allocated here) holds the sorted order and the
+    levels; a caller that passes the same scratch for every tier spares the system zeroing
+    fresh pages for each.  Returns an error code (0: solved)."""
+    cdef int32_t levels = game.level_count
+    cdef int error = 0
     cdef uint8_t *owned = NULL
     if scratch == NULL:
         owned = <uint8_t *>malloc(size * SWEEP_SCRATCH + 1)
@@ -434,36 +475,7 @@ cdef int sweep_tier(const GameKernel *game, int tier, int64_t size, const Tiers 
         return ERR_MEMORY
     error = level_order(game, tier, size, order, kept, first, threads, ctl)
     if error == 0:
-        with parallel(num_threads=threads):
-            frames = <Frame *>malloc(SWEEP_BATCH * sizeof(Frame))
-            solved = <int64_t *>calloc(1, sizeof(int64_t))
-            if frames == NULL or solved == NULL:
-                first_error(errp, ERR_MEMORY)
-            for L in range(levels):
-                lo = first[L]
-                hi = first[L + 1]
-                if hi > lo:
-                    nbatches = (hi - lo + SWEEP_BATCH - 1) // SWEEP_BATCH
-                    for b in prange(nbatches, schedule="static"):
-                        if ctl_stopped(ctl):
-                            first_error(errp, ERR_STOPPED)
-                        if flag_load(errp) == 0:
-                            n = hi - (lo + b * SWEEP_BATCH)
-                            if n > SWEEP_BATCH:
-                                n = SWEEP_BATCH
-                            e = sweep_batch(game, tier, order + lo + b * SWEEP_BATCH, <int>n, tiers, frames)
-                            if e:
-                                first_error(errp, e)
-                            else:
-                                solved[0] += n
-                                if solved[0] >= CONTROL_FLUSH:
-                                    ctl_add(ctl, solved[0])
-                                    solved[0] = 0
-                    team_barrier()      # every record of this level stored before the next
-            if solved != NULL:
-                ctl_add(ctl, solved[0])
-            free(frames)
-            free(solved)
+        error = sweep_groups(game, tier, order, first, levels, tiers, threads, ctl)
     free(owned)
     free(first)
     return error
@@ -534,6 +546,79 @@ def solve_range(object capsule, int tier, int64_t start, int64_t stop, list tabl
                 ctl_add(ctl, st.solved)
                 free(st.frames)
                 free(st)
+    finally:
+        free_tiers(&tiers)
+    if error:
+        raise _failure("solving", tier, error)
+
+
+def level_bounds(object capsule, int tier, int64_t size, int threads=1,
+                 int64_t[::1] control=None, bint with_order=True, cnp.ndarray out=None):
+    """(order, first) of a tier of `size` positions whose game offers levels: `order` (uint32,
+    `size`) its indices sorted by level, ascending inside a level; `first` (int64, one more
+    than the game's levels) where each level starts in it.  Without `with_order`, `order` is
+    None (one pass, nothing per position).  `out`: a writeable contiguous uint32 array of at
+    least `size` that the order is written into (its first `size` entries are returned).
+    None where the game offers no levels."""
+    cdef const GameKernel *game = kernel_of(capsule)
+    cdef int error = 0
+    cdef Control spare
+    cdef Control *ctl = control_of(control, &spare)
+    if game.level == NULL or game.level_count <= 0:
+        return None
+    if not 0 <= size < (<int64_t>1 << 32):
+        raise ValueError(f"a tier of {size} positions cannot be sorted by level")
+    if threads < 1:
+        threads = 1
+    first = np.zeros(game.level_count + 1, dtype=np.int64)
+    if out is not None and with_order:
+        if (out.dtype != np.uint32 or out.ndim != 1 or not out.flags.c_contiguous
+                or not out.flags.writeable or out.shape[0] < size):
+            raise ValueError(f"the order's array must be a writeable contiguous uint32 array of "
+                             f"at least {size} entries")
+        order = out[:size]
+    else:
+        order = np.empty(size if with_order else 0, dtype=np.uint32)
+    cdef int64_t[::1] first_view = first
+    cdef uint32_t[::1] order_view = order
+    cdef uint32_t *order_data = &order_view[0] if with_order and size > 0 else NULL
+    with nogil:
+        error = level_order(game, tier, size, order_data, NULL, &first_view[0], threads, ctl)
+    if error:
+        raise _failure("sorting", tier, error)
+    return (order if with_order else None), first
+
+
+def solve_groups(object capsule, int tier, list tables, const uint32_t[::1] members,
+                 const int64_t[::1] bounds, int threads=1, int64_t[::1] control=None):
+    """Solve the indices `members` of `tier` in place, group by group: group g is
+    members[bounds[g]..bounds[g+1]-1], and every same-tier child of a group's positions must
+    lie in an earlier group or be solved already (a tier sorted by level_bounds: a run of
+    levels, or part of one).  An unsolved same-tier child is an error, never a wrong record.
+    Each group is split between the threads."""
+    cdef const GameKernel *game = kernel_of(capsule)
+    cdef int error = 0
+    cdef int64_t g, groups = bounds.shape[0] - 1, n = members.shape[0]
+    cdef Tiers tiers
+    cdef Control spare
+    cdef Control *ctl = control_of(control, &spare)
+    if game.max_children > MAX_CHILDREN:
+        raise ValueError(f"a game with {game.max_children} children per position needs a larger MAX_CHILDREN")
+    if groups < 1 or bounds[0] != 0 or bounds[groups] != n:
+        raise ValueError("the group bounds must run from 0 to the number of members")
+    for g in range(groups):
+        if bounds[g + 1] < bounds[g]:
+            raise ValueError("the group bounds must not decrease")
+    tier_pointers(tables, tier, 0, 0, &tiers)
+    if n > 0 and np.asarray(members).max() >= tiers.lengths[tier]:
+        free_tiers(&tiers)
+        raise ValueError(f"a member lies outside tier {tier}")
+    if threads < 1:
+        threads = 1
+    try:
+        if n > 0:
+            with nogil:
+                error = sweep_groups(game, tier, &members[0], &bounds[0], groups, &tiers, threads, ctl)
     finally:
         free_tiers(&tiers)
     if error:

@@ -5,6 +5,7 @@ import json
 import os
 import sys
 import time
+import contextlib
 import traceback
 from contextlib import contextmanager
 from enum import Enum
@@ -18,7 +19,8 @@ from typer.core import TyperGroup
 
 from ..solver.errors import BadMove, BadParameters, BadPosition
 from ..solver.games import GAMES, make_game
-from ..solver.tiers import default_threads
+from ..solver.cluster import DaskExecutor
+from ..solver.tiers import IN_PROCESS, default_threads
 from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver import estimate as estimates, proof as proofs
 from ..tables.format import ForeignTable, TableError, TableMismatch, TableMissing
@@ -26,7 +28,7 @@ from ..tables.layout import layout_of
 from ..tables.store import TableWriter, check_same_table, open_table
 from ..tables import query as queries, report as reports, verify
 from ..tables.export import StdoutClosed, Terminated, export as export_table
-from . import locate, render
+from . import cluster as clusters, locate, render
 from .options import BOARD, board_options, whole_number
 
 def _plain(message: str) -> str:
@@ -220,6 +222,17 @@ def solve(
                                              "table: only the positions with at most this many "
                                              "stones (discs, seeds) on the board (tiered games)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    workers: Optional[int] = typer.Option(None, "--workers", **WHOLE, help="Solve on a local Dask "
+                                          "cluster of this many worker processes (needs "
+                                          "sowsolve[cluster])."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS", help="Solve on "
+                                            "the running Dask cluster of this scheduler."),
+    scheduler_file: Optional[str] = typer.Option(None, "--scheduler-file", metavar="FILE",
+                                                 help="Solve on the running Dask cluster this "
+                                                 "scheduler file names."),
+    shared_dir: Optional[str] = typer.Option(None, "--shared-dir", metavar="DIR", help="On a "
+                                             "cluster: a directory the workers and this process "
+                                             "all see; left out, the table's."),
 ):
     """Solve every position of a board into a table.
 
@@ -240,9 +253,18 @@ def solve(
       sowsolve solve zigzag --cols 4 --stones 2
       sowsolve solve zigzag --dry-run
       sowsolve solve zigzag --max-stones 8
+      sowsolve solve diffusion --cols 4 --workers 2
+
+    On a cluster (--workers, --scheduler, --scheduler-file) each task runs --threads kernel
+    threads (left out, 1); see "Solving on a cluster" in the README.
     """
     with clear_errors():
-        threads = check_threads(threads)
+        on_cluster = clusters.wanted(workers, scheduler, scheduler_file)
+        if shared_dir is not None and not on_cluster:
+            raise BadParameters("--shared-dir is for a solve on a cluster (--workers, "
+                                "--scheduler, --scheduler-file)")
+        task_threads = check_threads(threads or 1) if on_cluster else None
+        threads = check_threads(None if on_cluster else threads)
         check_max_positions(max_positions)
         g = make_game(game, **board)
         g.solver.prepare(g)               # a board its kernel cannot take fails here
@@ -266,33 +288,56 @@ def solve(
         elif dry_run:
             typer.echo(f"{path} is finished: solve would do nothing")
             return
-        created = force or not os.path.exists(path)
-        writer = TableWriter(path, g, force=force, max_stones=max_stones)  # one solve at a time
-        if estimate is not None:
-            typer.echo(render.estimate_text(estimate), err=True)
-        try:
-            started = time.perf_counter()
-            report = None
-            if not writer.finished:
-                report = g.solver.solve(g, writer, threads=threads, progress=tier_bar,
-                                        max_positions=max_positions)
-                writer.finish({"solve_seconds": round(time.perf_counter() - started, 3),
-                               "threads": threads})
-        except BaseException as exc:
-            if created and not g.solver.resumable:  # nothing to resume: leave no table
+        if on_cluster and not g.solver.spreads:
+            raise BadParameters(f"{g.describe()} is solved by a search from the start, in one "
+                                f"process: it cannot be solved on a cluster")
+        if on_cluster and shared_dir is not None and not os.path.isdir(shared_dir):
+            raise BadParameters(f"--shared-dir {shared_dir[:200]} is not a directory")
+        with contextlib.ExitStack() as cluster:
+            if on_cluster and not finished:
+                client = cluster.enter_context(clusters.client_for(workers, scheduler,
+                                                                   scheduler_file))
+                shared = shared_dir
+                if shared is None:      # the table's directory, made as the table would make it
+                    shared = os.path.dirname(os.path.abspath(path))
+                    os.makedirs(shared, exist_ok=True)
+                clusters.check_shared_dir(client, shared)
+            created = force or not os.path.exists(path)
+            writer = TableWriter(path, g, force=force, max_stones=max_stones)  # one solve at a time
+            if estimate is not None:
+                typer.echo(render.estimate_text(estimate), err=True)
+            try:
+                started = time.perf_counter()
+                report = None
+                if not writer.finished:
+                    executor = IN_PROCESS
+                    if on_cluster:
+                        executor = cluster.enter_context(DaskExecutor(
+                            client, shared, path, threads=task_threads))
+                    report = g.solver.solve(g, writer, threads=threads, progress=tier_bar,
+                                            max_positions=max_positions, executor=executor)
+                    writer.finish({"solve_seconds": round(time.perf_counter() - started, 3),
+                                   "threads": task_threads if on_cluster else threads})
+                    if on_cluster:
+                        spread = {"task_slots": executor.parts, "threads_per_task": task_threads,
+                                  "tasks": executor.tasks, "rounds": executor.rounds}
+            except BaseException as exc:
+                if created and not g.solver.resumable:  # nothing to resume: leave no table
+                    writer.close()
+                    discard_table(path)
+                if isinstance(exc, KeyboardInterrupt):
+                    raise KeyboardInterrupt(_interrupted(g, writer, path)) from None
+                raise
+            finally:
                 writer.close()
-                discard_table(path)
-            if isinstance(exc, KeyboardInterrupt):
-                raise KeyboardInterrupt(_interrupted(g, writer, path)) from None
-            raise
-        finally:
-            writer.close()
         with open_table(path) as t:
             result = reports.summary(t)
         result["table"] = path
         result["solved_now"] = report is not None
         if estimate is not None:
             result["estimate"] = estimate
+        if report is not None and on_cluster:
+            result["cluster"] = spread
         if report is not None:
             result["positions_solved_now"] = report.positions
             result["seconds"] = round(report.seconds, 3)

@@ -63,6 +63,10 @@ def summary_text(r: dict) -> str:
         lines.append(f"solved {r['positions_solved_now']:,} positions in {r['seconds']:.1f} s"
                      + (f" (resumed after the tier of {r['resumed_after']})"
                         if r.get("resumed_after") is not None else ""))
+        if r.get("cluster"):
+            c = r["cluster"]
+            lines.append(f"on the cluster: {c['tasks']:,} tasks ({c['rounds']:,} rounds of work "
+                         f"units) over {c['task_slots']} task slots")
     else:
         lines.append("the table was already finished: nothing to do")
     lines.append(f"table: {r['table']}, {size_text(r['size_on_disk'])}")

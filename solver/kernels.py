@@ -200,6 +200,21 @@ def solve_range(capsule, tier: int, start: int, stop: int, tables: list, threads
                                                         threads, words, scratch), stop - start)
 
 
+def level_bounds(capsule, tier: int, size: int, threads: int = 1, with_order: bool = True,
+                 out: np.ndarray | None = None):
+    """(indices sorted by level or None, where each level starts) of a tier, or None where the
+    game offers no levels (cext/retrograde.pyx); the order written into `out` where given."""
+    return run_stoppable(lambda words: _retrograde.level_bounds(capsule, tier, size, threads, words,
+                                                                with_order, out), size)
+
+
+def solve_groups(capsule, tier: int, tables: list, members: np.ndarray, bounds: np.ndarray,
+                 threads: int = 1) -> None:
+    """Solve the indices `members` of `tier` in place, group by group (cext/retrograde.pyx)."""
+    run_stoppable(lambda words: _retrograde.solve_groups(capsule, tier, tables, members, bounds,
+                                                         threads, words), len(members))
+
+
 def scratch_for(positions: int) -> np.ndarray:
     """Scratch for sweeping tiers of up to `positions` positions (solve_range)."""
     return np.empty(positions * SCRATCH_PER_POSITION, dtype=np.uint8)

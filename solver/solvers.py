@@ -88,6 +88,8 @@ class Solver:
     #: whether `sowsolve prove` can prove positions of its games (solver/proof.py: a df-pn
     #: search over the kernel's packed positions, win/loss without draws)
     proves = False
+    #: whether its solve can run on a cluster (its work goes through the tier manager's executor)
+    spreads = False
 
     @property
     def resumable(self) -> bool:
@@ -155,6 +157,7 @@ class Solver:
 
 class TierSolver(Solver):
     """Solvers whose tiers are walked by the tier manager with one worker per tier."""
+    spreads = True
 
     def estimate(self, game, threads, max_positions, solved, order=None):
         return self.estimator(game, threads, solved, order)

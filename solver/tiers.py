@@ -164,11 +164,49 @@ class TierWorker(Protocol):
                  calls: TierProgress) -> np.ndarray: ...
 
 
+@dataclass(frozen=True)
+class WorkUnit:
+    """A piece of one tier's work that an executor may run apart from the others (on a cluster):
+    unit `index` of the tier's plan, in `round`.  The units of one round are independent; a
+    round needs every unit of the rounds before it.  `spec` is the worker's own (the executor
+    passes it back unread)."""
+    index: int
+    round: int
+    positions: int
+    spec: tuple
+
+
+class SplitWorker(TierWorker, Protocol):
+    """A tier worker that can also cut a tier into work units (optional; the retrograde
+    worker does, by levels).  `state` is a dict the executor keeps per tier in the process that
+    runs the units; `earlier(unit)` gives the records an earlier unit produced (wherever it
+    ran): a unit's worker applies those of the rounds before its own, then solves its own.
+    Where every part runs on one machine, the executor puts the tier's array in `state`
+    ("records", shared by all the parts, which solve into it in place) and passes no
+    `earlier`; the plan may then write what the parts share into `order` (a buffer every
+    part maps), and `shared_arrays` gives the rest of it."""
+
+    def plan(self, tier: int, parts: int, split_from: int | None = None,
+             split_min: int | None = None, order: np.ndarray | None = None
+             ) -> list[WorkUnit] | None: ...
+
+    def shared_arrays(self, tier: int) -> dict[str, np.ndarray]: ...
+
+    def solve_unit(self, tier: int, unit: WorkUnit, window: dict, state: dict,
+                   earlier: Callable[[WorkUnit], np.ndarray] | None) -> np.ndarray | None: ...
+
+    def assemble(self, tier: int, units: list[WorkUnit], window: dict, state: dict,
+                 earlier: Callable[[WorkUnit], np.ndarray]) -> np.ndarray: ...
+
+
 class Executor(Protocol):
-    """Where tier workers run."""
+    """Where tier workers run.  `release(tier)`: the manager will not pass that tier in a
+    window again (an executor that copied it elsewhere may drop the copy)."""
 
     def run(self, worker: TierWorker, tier: int, window: dict[int, np.ndarray],
             calls: TierProgress) -> np.ndarray: ...
+
+    def release(self, tier: int) -> None: ...
 
 
 class InProcess:
@@ -179,6 +217,9 @@ class InProcess:
             calls: TierProgress) -> np.ndarray:
         with observing(calls.observer):
             return worker(tier, window, calls)
+
+    def release(self, tier: int) -> None:
+        pass
 
 
 IN_PROCESS = InProcess()
@@ -235,6 +276,7 @@ class TierManager:
                     continue
                 for old in [t for t in window if last[t] < position]:
                     del window[old]
+                    self.executor.release(old)
                 deps = list(self.game.tier_dependencies(tier))
                 for dep in deps:
                     if dep not in window:
@@ -256,6 +298,8 @@ class TierManager:
                 tracker.finish_tier()
                 if last[tier] > position:
                     window[tier] = records
+                else:
+                    self.executor.release(tier)     # no later tier reads it
             if pending is not None:
                 pending.wait()
 

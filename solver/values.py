@@ -192,6 +192,33 @@ class ValueKind:
         """A solved tier as the kernels read it (the tier manager's window): its records."""
         return records
 
+    def tier_array_names(self) -> tuple[str, ...]:
+        """The names of tier_arrays, in order."""
+        return ("records", "long") if self.has_long else ("records",)
+
+    def tier_arrays(self, data) -> dict[str, np.ndarray]:
+        """The arrays a solved tier (`tier_data`) is made of, by name: what a cluster's shared
+        directory holds of it (solver/cluster.py)."""
+        if self.has_long:
+            return {"records": data.records, "long": data.long}
+        return {"records": data}
+
+    def tier_from_arrays(self, arrays: dict[str, np.ndarray], size: int):
+        """The solved tier made of `arrays` (read from a file) of a tier of `size` positions,
+        checked for what a kernel relies on -- type and size of the records, and the long
+        table's order and positions (a kernel indexes by them) -- before any kernel reads them;
+        ValueError naming what is wrong.  (Whether each record is a value the tier can hold is
+        the table's check, `invalid`; records that a solve computed need not pass it again.)"""
+        records = arrays.get("records")
+        if (not isinstance(records, np.ndarray) or records.dtype != np.uint16
+                or records.shape != (size,)):
+            raise ValueError(f"its records are not {size} 16-bit records")
+        long = arrays.get("long", NO_LONG) if self.has_long else NO_LONG
+        problem = long_table_problem(long, size) if self.has_long else None
+        if problem:
+            raise ValueError(f"its long table is not valid: {problem}")
+        return self.tier_data(records, long)
+
     def summarize(self, records: np.ndarray) -> dict:
         """Counts of one tier's records, as the table's tier summary stores them."""
         raise NotImplementedError

@@ -344,8 +344,9 @@ class _TableFile:
         self.meta = meta
         self.ident = identity(meta["game"], meta["parameters"])
         self.layout = layout_of(self.game)
-        expected = VERSION_2_BLOCK_RECORDS if meta["format_version"] == 2 else self.layout.block_records
-        if meta["block_records"] != expected:
+        expected = ((VERSION_2_BLOCK_RECORDS,) if meta["format_version"] == 2
+                    else self.layout.readable_blocks)
+        if meta["block_records"] not in expected:
             raise CorruptTable(f"{self.path} is corrupt: the metadata's 'block_records' is not valid")
         self.block_records = meta["block_records"]
         self.palette = meta["format_version"] >= 3      # version 3 stores palette blocks

@@ -43,6 +43,9 @@ class OtherProcess:
         return self.pool.submit(solve_tier_elsewhere, game.name, game.parameters(), tier,
                                 dict(window)).result()
 
+    def release(self, tier):
+        pass
+
 
 @pytest.mark.parametrize("name, parameters", [("diffusion", {"cols": 4, "stones": 2}),
                                               ("diffusion-v2", {"cols": 3, "stones": 2}),

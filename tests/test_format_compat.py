@@ -99,7 +99,55 @@ def test_a_version_2_table_resumed_keeps_writing_version_2(tmp_path):
     solve_to(tmp_path / "new.sqlite", "diffusion", cols=4, stones=1)
     with open_table(path) as old, open_table(tmp_path / "new.sqlite") as new:
         assert old.meta["format_version"] == 2 and old.block_records == 1 << 16
-        assert new.meta["format_version"] == 3 and new.block_records == 1 << 20
+        assert new.meta["format_version"] == 3 and new.block_records == 1 << 17
         assert check_table(old, samples=100, full=True, seed=0)["failures"] == []
+        for tier in new.tiers:
+            assert np.array_equal(old.tier_records(tier), new.tier_records(tier)), tier
+
+
+def test_a_table_of_1m_record_blocks_reads_checks_and_resumes_as_written(tmp_path, monkeypatch):
+    """The first version-3 tables were written in blocks of 2^20 records; tables are now written
+    in blocks of 2^17.  Diffusion 2x6 k=1 has a tier of 1,203,632 positions, so both sizes cut it
+    into several blocks: the old table must read the same records, pass `check --full`, and a
+    resumed solve must go on in its own block size."""
+    import json
+    import sqlite3
+    from sowsolve.tables import format as fmt
+    from sowsolve.tables.layout import DenseLayout
+    from sowsolve.tables.store import TableWriter
+    from sowsolve.solver.games import make_game
+    solve_to(tmp_path / "new.sqlite", "diffusion", cols=6, stones=1)
+    monkeypatch.setattr(DenseLayout, "block_records", 1 << 20)
+    solve_to(tmp_path / "old.sqlite", "diffusion", cols=6, stones=1)
+    monkeypatch.undo()
+    with open_table(tmp_path / "old.sqlite") as old, open_table(tmp_path / "new.sqlite") as new:
+        assert (old.block_records, new.block_records) == (1 << 20, 1 << 17)
+        largest = max(new.tiers, key=new.tier_size)
+        assert (old.blocks_of(largest), new.blocks_of(largest)) == (2, 10)
+        assert check_table(old, samples=100, full=True, seed=0)["failures"] == []
+        for tier in new.tiers:
+            assert np.array_equal(old.tier_records(tier), new.tier_records(tier)), tier
+        rng = np.random.default_rng(3)
+        for index in rng.integers(0, new.tier_size(largest), 50):
+            [position] = new.stored_positions(largest, int(index), int(index) + 1)
+            assert old.probe(position) == new.probe(position)
+        solved = old.meta["solved_tiers"]
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:       # the last half of the tiers dropped, as if stopped
+        meta = json.loads(db.execute("SELECT value FROM sowsolve WHERE key = 'meta'").fetchone()[0])
+        meta.pop("checksum")
+        kept = solved[:len(solved) // 2]
+        meta["solved_tiers"], meta["finished"] = kept, False
+        for tier in solved[len(solved) // 2:]:
+            db.execute("DELETE FROM sowsolve WHERE key LIKE ? OR key = ?", (f"block/{tier}/%", f"tier/{tier}"))
+        db.execute("UPDATE sowsolve SET value = ? WHERE key = 'meta'", (fmt.seal_json(meta, b"meta"),))
+    db.close()
+    game = make_game("diffusion", cols=6, stones=1)
+    writer = TableWriter(str(path), game)
+    game.solver.solve(game, writer, threads=2)
+    writer.finish({})
+    writer.close()
+    with open_table(path) as old, open_table(tmp_path / "new.sqlite") as new:
+        assert old.block_records == 1 << 20 and old.meta["finished"]
         for tier in new.tiers:
             assert np.array_equal(old.tier_records(tier), new.tier_records(tier)), tier

@@ -1,6 +1,8 @@
 """Every example of the README runs: the `sowsolve ...` lines of its sh blocks, in the order
 given (each solve before the queries that read it), with SOWSOLVE_TABLES pointed at a fresh
-directory, and its Python block, whose commented results are checked where they are values."""
+directory, and its Python block (```python), whose commented results are checked where they are
+values.  A ```py block is a sketch for a machine the tests do not have (a SLURM cluster): it
+is only compiled."""
 import ast
 import pathlib
 import re
@@ -39,6 +41,13 @@ COMMANDS = readme_commands()
 def test_the_readme_has_examples():
     assert len(COMMANDS) >= 10
     assert any(lang == "python" for lang, _ in BLOCKS)
+
+
+def test_readme_sketches_compile():
+    sketches = [body for lang, body in BLOCKS if lang == "py"]
+    assert sketches
+    for body in sketches:
+        compile(body, "README.md", "exec")
 
 
 @pytest.fixture(scope="module")

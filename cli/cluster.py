@@ -1,0 +1,128 @@
+"""`sowsolve solve ... --workers N | --scheduler ADDRESS | --scheduler-file FILE`: the Dask
+client a solve runs on (solver/cluster.py has the executor).  Everything here fails before the
+table is touched: a cluster that cannot be reached leaves nothing written."""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import threading
+import uuid
+from typing import Iterator, Optional
+
+from ..solver.errors import BadParameters
+
+#: how long a scheduler may take to answer, and workers to join it
+CONNECT_SECONDS = 10
+
+
+def wanted(workers: Optional[int], scheduler: Optional[str], scheduler_file: Optional[str]) -> bool:
+    """Whether the options ask for a cluster, after checking they make sense together."""
+    given = [name for name, value in (("--workers", workers), ("--scheduler", scheduler),
+                                      ("--scheduler-file", scheduler_file)) if value is not None]
+    if len(given) > 1:
+        raise BadParameters(f"{' and '.join(given)} cannot be given together: --workers starts a "
+                            f"cluster here, the others name a running one")
+    if workers is not None and not 1 <= workers <= 256:
+        raise BadParameters(f"--workers must be from 1 to 256, not {str(workers)[:20]}")
+    if scheduler is not None and not scheduler.strip():
+        raise BadParameters("--scheduler needs an address, such as tcp://10.0.0.1:8786")
+    return bool(given)
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise BadParameters("solving on a cluster needs Dask's distributed: pip install "
+                            "'sowsolve[cluster]'") from None
+    return distributed
+
+
+def _scheduler_address(scheduler_file: str) -> str:
+    """The address a scheduler file (`dask scheduler --scheduler-file`) names."""
+    try:
+        with open(scheduler_file, "rb") as f:
+            info = json.loads(f.read(1 << 20))
+    except (OSError, ValueError) as exc:
+        raise BadParameters(f"--scheduler-file {scheduler_file[:200]} cannot be read as a "
+                            f"scheduler file ({type(exc).__name__})") from None
+    address = info.get("address") if isinstance(info, dict) else None
+    if not isinstance(address, str) or not address:
+        raise BadParameters(f"--scheduler-file {scheduler_file[:200]} names no scheduler "
+                            f"address")
+    return address
+
+
+@contextlib.contextmanager
+def client_for(workers: Optional[int], scheduler: Optional[str],
+               scheduler_file: Optional[str]) -> Iterator[object]:
+    """A connected Dask client with at least one worker: a local cluster of `workers` worker
+    processes (one thread each), or the running cluster of `scheduler` / `scheduler_file`.
+    BadParameters (a usage error) where it cannot be had."""
+    distributed = _distributed()
+    for name in ("distributed", "tornado"):     # its own chatter would drown the progress bar
+        logging.getLogger(name).setLevel(logging.ERROR)
+    with contextlib.ExitStack() as stack:
+        if workers is not None:
+            with _sigint_ignored():     # the workers inherit it: Ctrl-C is the driver's alone
+                cluster = stack.enter_context(distributed.LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True,
+                    dashboard_address=None, silence_logs=logging.ERROR))
+            client = stack.enter_context(distributed.Client(cluster))
+        else:
+            address = scheduler if scheduler is not None else _scheduler_address(scheduler_file)
+            where = address[:200]
+            try:
+                client = stack.enter_context(distributed.Client(address, timeout=CONNECT_SECONDS))
+            except Exception as exc:  # noqa: BLE001 - whatever Dask raises, it is not there
+                raise BadParameters(f"the Dask scheduler {where} does not answer within "
+                                    f"{CONNECT_SECONDS} s ({type(exc).__name__})") from None
+            try:
+                client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+            except Exception:  # noqa: BLE001 - a timeout of Dask's own class
+                raise BadParameters(f"the Dask scheduler {where} has no workers (none joined "
+                                    f"within {CONNECT_SECONDS} s)") from None
+        yield client
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while worker processes start (Python keeps it ignored in a process that
+    starts so), so Ctrl-C in the terminal stops the solve through the driver, which closes
+    the cluster, instead of also killing workers mid-task with tracebacks of their own."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def check_shared_dir(client, shared_dir: str) -> None:
+    """The shared directory can be written here and every worker sees what is written there;
+    BadParameters otherwise (before any table is made)."""
+    if not os.path.isdir(shared_dir):
+        raise BadParameters(f"--shared-dir {shared_dir[:200]} is not a directory")
+    probe = os.path.join(os.path.abspath(shared_dir), f".sowsolve-probe-{uuid.uuid4().hex}")
+    try:
+        with open(probe, "w") as f:
+            f.write("sowsolve")
+    except OSError as exc:
+        raise BadParameters(f"the shared directory {shared_dir[:200]} cannot be written "
+                            f"({exc.strerror or exc})") from None
+    try:
+        seen = client.run(os.path.isfile, probe)
+    except Exception as exc:  # noqa: BLE001 - a worker that cannot answer cannot solve either
+        raise BadParameters(f"the Dask workers do not answer ({type(exc).__name__})") from None
+    finally:
+        os.unlink(probe)
+    blind = [address for address, ok in seen.items() if not ok]
+    if blind:
+        raise BadParameters(f"{len(blind)} of {len(seen)} Dask workers do not see the shared "
+                            f"directory {os.path.abspath(shared_dir)[:200]} (e.g. {blind[0]}): "
+                            f"give --shared-dir a directory they all mount at the same path")

@@ -1,0 +1,582 @@
+"""Solving on a Dask cluster: an executor for the tier manager (solver/tiers.py).
+
+The driver (the `sowsolve solve` process) keeps everything it has in one process -- the order of
+tiers, the window, the progress bar, resume, the SQLite table, which it alone writes -- and
+sends each tier's work to the cluster as Dask tasks.  Bytes never travel through the scheduler:
+
+- every tier a task reads lies in the shared directory as `.npy` files (the arrays of
+  ValueKind.tier_arrays), memory-mapped by the workers and checked before a kernel sees them;
+  the driver writes a lower tier there once (a resumed solve, the tiers it loads from the
+  table), a tier solved on the cluster is written there by the task that finishes it;
+- a tier a worker can cut into work units (SplitWorker.plan: Diffusion, by levels) runs as
+  rounds of independent units; each unit writes its records as one file, and the units of a
+  later round read the files of the earlier rounds they did not solve themselves;
+- a task's result is a count of positions (for the progress bar).
+
+Each task is idempotent (its files are written whole under their final name, and a unit's
+records depend only on the tiers below it), so Dask may run it again on another worker when a
+worker is lost, and the table comes out the same.  docs/cluster.md has the data flow and its
+limits.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .contract import Game
+from .tiers import TierProgress, WorkUnit, bar_name
+
+#: a solve's own directory in the shared one: <table file name>-<run id> + this
+RUN_SUFFIX = ".sowsolve-cluster"
+#: the file of a solve's directory naming the table it solves (stale directories of a table
+#: whose driver was killed are recognised by it and removed by the table's next solve)
+OWNER_FILE = "table"
+#: the file whose presence tells the parts that the driver has ended the solve
+STOP_FILE = "stop"
+#: the order by level of the tier being solved, written by the driver, mapped by the parts
+ORDER_FILE = "order.npy"
+#: seconds between the driver's looks at a tier's progress
+PROGRESS_SECONDS = 0.5
+
+
+class ClusterError(RuntimeError):
+    """The cluster failed a solve (a task's error, or workers lost too often)."""
+
+
+# --- the shared directory ----------------------------------------------------------------------
+
+def tier_file(run_dir: str, tier: int, name: str) -> str:
+    return os.path.join(run_dir, f"tier-{tier}-{name}.npy")
+
+
+def unit_file(run_dir: str, tier: int, plan: str, unit: WorkUnit) -> str:
+    """The records of one unit of the plan `plan` (a token the driver draws for each tier)."""
+    return os.path.join(run_dir, f"tier-{tier}-{plan}-unit-{unit.index}.npy")
+
+
+def save_array(path: str, array: np.ndarray) -> None:
+    """Write `array` whole under `path`: a reader sees the old file, or none, or all of it."""
+    partial = f"{path}.{uuid.uuid4().hex}.partial"
+    try:
+        with open(partial, "wb") as f:
+            np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+        os.replace(partial, path)
+    except BaseException:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
+        raise
+
+
+def load_array(path: str, mmap: bool) -> np.ndarray:
+    """An array of a file of the shared directory (never unpickled; memory-mapped copy on write
+    with `mmap`: the kernels take writeable arrays, and nothing is written back)."""
+    return np.load(path, mmap_mode="c" if mmap else None, allow_pickle=False)
+
+
+def save_tier(run_dir: str, game: Game, tier: int, data) -> None:
+    for name, array in game.value_kind.tier_arrays(data).items():
+        save_array(tier_file(run_dir, tier, name), array)
+
+
+def load_tier(run_dir: str, game: Game, tier: int, mmap: bool):
+    """A solved tier from the shared directory, checked (ValueError naming what is wrong)."""
+    size = game.tier_size(tier)
+    arrays = {}
+    for name in game.value_kind.tier_array_names():
+        try:
+            arrays[name] = load_array(tier_file(run_dir, tier, name), mmap)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"tier {tier} in the shared directory {run_dir} cannot be read "
+                             f"({exc})") from None
+    try:
+        return game.value_kind.tier_from_arrays(arrays, size)
+    except ValueError as exc:
+        raise ValueError(f"tier {tier} in the shared directory {run_dir}: {exc}") from None
+
+
+def version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("sowsolve")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# --- what runs on a worker -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Job:
+    """What every task of one solve carries: the game by name and parameters (rebuilt on the
+    worker), the solve's own directory (a new one for every run of the driver: no state of a
+    run outlives it), the kernel threads of a task, and the driver's sowsolve version."""
+    game: str
+    parameters: tuple
+    run_dir: str
+    threads: int
+    version: str
+
+
+class _Quiet:
+    def update(self, n: int) -> None:
+        pass
+
+    def set_description(self, desc: str) -> None:
+        pass
+
+
+class _Process:
+    """A worker process's part of one solve: the game and its tier worker, the lower tiers it
+    has mapped, and the unit state of the tiers it works on (SplitWorker's `state`)."""
+
+    def __init__(self, job: Job):
+        from .games import make_game
+        if job.version != version():
+            raise RuntimeError(f"this worker runs sowsolve {version()}, the driver "
+                               f"{job.version}: install the same version everywhere")
+        self.job = job
+        self.game = make_game(job.game, **dict(job.parameters))
+        self.worker = self.game.solver.worker(self.game, job.threads)
+        self.lock = threading.Lock()
+        self.tiers: dict[int, object] = {}
+        self.states: dict[int, dict] = {}
+
+    def window(self, deps: tuple[int, ...]) -> dict:
+        with self.lock:
+            for tier in [t for t in self.tiers if t not in deps]:
+                del self.tiers[tier]
+            for tier in deps:
+                if tier not in self.tiers:
+                    self.tiers[tier] = load_tier(self.job.run_dir, self.game, tier, mmap=True)
+            return {tier: self.tiers[tier] for tier in deps}
+
+    def state(self, tier: int, plan: str) -> dict:
+        with self.lock:
+            for old in [key for key in self.states if key != (tier, plan)]:
+                del self.states[old]     # one tier at a time: the manager walks them in order
+            return self.states.setdefault((tier, plan), {})
+
+    def earlier(self, tier: int, plan: str) -> Callable[[WorkUnit], np.ndarray]:
+        return lambda unit: load_array(unit_file(self.job.run_dir, tier, plan, unit), mmap=False)
+
+
+_processes: dict[Job, _Process] = {}
+_processes_lock = threading.Lock()
+
+
+def _process(job: Job) -> _Process:
+    with _processes_lock:
+        found = _processes.get(job)
+        if found is None:
+            _processes.clear()          # a new solve: what the last one mapped goes
+            found = _processes[job] = _Process(job)
+        return found
+
+
+def forget(run_dir: str) -> None:
+    """Drop what this worker process holds of the solve in `run_dir` (its end)."""
+    with _processes_lock:
+        for job in [j for j in _processes if j.run_dir == run_dir]:
+            del _processes[job]
+
+
+def solve_tier_task(job: Job, tier: int, deps: tuple[int, ...]) -> int:
+    """A whole tier, by the game's tier worker; written to the shared directory."""
+    here = _process(job)
+    window = here.window(deps)
+    data = here.worker(tier, window, TierProgress(_Quiet(), here.game))
+    save_tier(job.run_dir, here.game, tier, data)
+    return here.game.tier_size(tier)
+
+
+def owners(plan: list[WorkUnit], parts: int) -> list[int]:
+    """Which part solves each unit: unit k of a round of several goes to part k; a round of
+    one unit (a run of small levels) to the parts in turn."""
+    sizes: dict[int, int] = {}
+    for unit in plan:
+        sizes[unit.round] = sizes.get(unit.round, 0) + 1
+    owner, turn, first = [], 0, {}
+    for unit in plan:
+        first.setdefault(unit.round, unit.index)
+        if sizes[unit.round] == 1:
+            owner.append(turn % parts)
+            turn += 1
+        else:
+            owner.append((unit.index - first[unit.round]) % parts)
+    return owner
+
+
+def solve_part_task(job: Job, tier: int, deps: tuple[int, ...], plan_token: str,
+                    plan: list[WorkUnit], owner: list[int], part: int, parts: int) -> int:
+    """Part `part` of a tier cut into units: its own units, in order; before each, the units of
+    the rounds before it that other parts solve, each awaited until its file is there (files
+    are written whole under their final name).  A unit whose file exists already (this part
+    ran before, on a worker since lost) is not solved again.  The task leaves the worker's
+    thread pool (secede) for its whole life: it waits on others, and a part that Dask runs
+    again after losing a worker must be able to start beside it."""
+    from distributed import Event, secede
+    secede()
+    here = _process(job)
+    window = here.window(deps)
+    state, earlier = here.state(tier, plan_token), here.earlier(tier, plan_token)
+    abort = Event(f"sowsolve-{plan_token}-abort")
+    round_start: dict[int, int] = {}
+    for unit in plan:
+        round_start.setdefault(unit.round, unit.index)
+    awaited = 0                             # units before this index are written (or ours)
+    solved = 0
+    for unit in plan:
+        if owner[unit.index] != part:
+            continue
+        for other in plan[awaited:round_start[unit.round]]:
+            if owner[other.index] != part:
+                _await(unit_file(job.run_dir, tier, plan_token, other), abort, tier)
+        awaited = max(awaited, round_start[unit.round])
+        path = unit_file(job.run_dir, tier, plan_token, unit)
+        if _called_off(job.run_dir):
+            raise RuntimeError(f"tier {tier}: the solve was called off")
+        if not os.path.exists(path):
+            save_array(path, here.worker.solve_unit(tier, unit, window, state, earlier))
+            solved += unit.positions
+    return solved
+
+
+def _await(path: str, abort, tier: int) -> None:
+    """Until `path` (another part's unit) exists, or the driver calls the solve off: looks
+    every 0.1 ms at first, backing off to every 5 ms (a unit takes milliseconds to minutes;
+    the scheduler is asked about the call-off every 2 s)."""
+    pause, waited, asked = 1e-4, 0.0, 0.0
+    while not os.path.exists(path):
+        time.sleep(pause)
+        waited += pause
+        pause = min(pause * 1.5, 0.005)
+        if waited - asked >= 2.0:
+            asked = waited
+            if abort.is_set():
+                raise RuntimeError(f"tier {tier}: the solve was called off")
+
+
+def _called_off(run_dir: str) -> bool:
+    """Whether the driver has ended the solve: it writes the stop file first, then removes the
+    directory (a part checks between units, without asking the scheduler)."""
+    return (os.path.exists(os.path.join(run_dir, STOP_FILE))
+            or not os.path.exists(os.path.join(run_dir, OWNER_FILE)))
+
+
+def done_file(run_dir: str, tier: int, plan: str) -> str:
+    """The count of units each part has finished, shared by the parts of one machine."""
+    return os.path.join(run_dir, f"tier-{tier}-{plan}-done.npy")
+
+
+def _shared(path: str, dtype, shape: tuple) -> np.ndarray:
+    """A file of the shared directory mapped for reading and writing by every process of this
+    machine (MAP_SHARED), checked for type and size first."""
+    array = np.load(path, mmap_mode="r+", allow_pickle=False)
+    if array.dtype != dtype or array.shape != shape:
+        raise ValueError(f"{path} does not hold {shape} of {np.dtype(dtype).name}")
+    return array
+
+
+def solve_shared_part_task(job: Job, tier: int, deps: tuple[int, ...], plan_token: str,
+                           plan: list[WorkUnit], owner: list[int], part: int, parts: int) -> int:
+    """Part `part` of a tier cut into units, where every part runs on this machine: the tier's
+    records are one file that every part maps and solves into in place, and `done` counts each
+    part's finished units (stored after the unit's records, so a part that sees a count sees
+    the records).  Before each unit, the part waits until the other parts have finished their
+    units of the rounds before it.  A part that Dask runs again goes on after its count."""
+    from distributed import Event, secede
+    secede()
+    here = _process(job)
+    window = here.window(deps)
+    size = here.game.tier_size(tier)
+    records = _shared(tier_file(job.run_dir, tier, "records"), np.uint16, (size,))
+    done = _shared(done_file(job.run_dir, tier, plan_token), np.int64, (parts,))
+    state = here.state(tier, plan_token)
+    state.setdefault("records", records)
+    if "order" not in state:            # the driver's sort, shared (checked by the worker)
+        order = load_array(os.path.join(job.run_dir, ORDER_FILE), mmap=True)
+        if order.dtype != np.uint32 or order.ndim != 1 or order.size < size:
+            raise ValueError(f"the order of tier {tier} in {job.run_dir} does not fit it")
+        state["order"] = order[:size]
+        state["first"] = load_array(os.path.join(job.run_dir, f"tier-{tier}-first.npy"),
+                                    mmap=False)
+    abort = Event(f"sowsolve-{plan_token}-abort")
+    # need[u][q]: how many of part q's units come before the round of unit u
+    round_start: dict[int, int] = {}
+    for unit in plan:
+        round_start.setdefault(unit.round, unit.index)
+    owned_before = np.zeros((len(plan) + 1, parts), dtype=np.int64)
+    for unit in plan:
+        owned_before[unit.index + 1] = owned_before[unit.index]
+        owned_before[unit.index + 1, owner[unit.index]] += 1
+    mine = [unit for unit in plan if owner[unit.index] == part]
+    solved = 0
+    for count, unit in enumerate(mine):
+        if count < done[part]:
+            continue                    # finished by this part's run before
+        need = owned_before[round_start[unit.round]]
+        _await_counts(done, need, part, abort, tier)
+        if _called_off(job.run_dir):
+            raise RuntimeError(f"tier {tier}: the solve was called off")
+        here.worker.solve_unit(tier, unit, window, state, None)
+        done[part] = count + 1
+        solved += unit.positions
+    return solved
+
+
+def _await_counts(done: np.ndarray, need: np.ndarray, part: int, abort, tier: int) -> None:
+    """Until every other part's count reaches `need` (looks every 0.05 ms at first, backing
+    off to every millisecond; the scheduler is asked about a call-off every 2 s)."""
+    pause, waited, asked = 5e-5, 0.0, 0.0
+    others = [q for q in range(len(need)) if q != part]
+    while any(done[q] < need[q] for q in others):
+        time.sleep(pause)
+        waited += pause
+        pause = min(pause * 1.5, 0.001)
+        if waited - asked >= 2.0:
+            asked = waited
+            if abort.is_set():
+                raise RuntimeError(f"tier {tier}: the solve was called off")
+
+
+def assemble_task(job: Job, tier: int, deps: tuple[int, ...], plan_token: str,
+                  units: list[WorkUnit], *after) -> int:
+    """The tier's records from all its units, written as the tier (the driver removes the unit
+    files once it has read it: this task may run again)."""
+    here = _process(job)
+    window = here.window(deps)
+    records = here.worker.assemble(tier, units, window, here.state(tier, plan_token),
+                                   here.earlier(tier, plan_token))
+    save_tier(job.run_dir, here.game, tier, records)
+    return 0
+
+
+# --- the driver's side -----------------------------------------------------------------------
+
+class DaskExecutor:
+    """Runs each tier's work on a Dask cluster (`client`), with the tiers in a directory of its
+    own inside `shared_dir`, which every worker must see under the same path.
+
+    `parts`: tasks a round of units is cut into (default: the cluster's task slots, one per
+    worker thread, counted when the solve starts); `threads`: kernel threads per task.
+    `one_machine`: whether every worker runs on this machine, so that the parts of a tier can
+    solve into one memory-mapped file in place (None: asked of the workers when the solve
+    starts); otherwise each unit's records go through a file of their own.  `split_from` and
+    `split_min` pass to the worker's plan (tests cut small tiers too).  Use it as a context
+    manager: its directory is made on entry (and stale ones of the same table, left by a killed
+    driver, removed) and removed on exit."""
+
+    def __init__(self, client, shared_dir: str, table_path: str, threads: int = 1,
+                 parts: int | None = None, split_from: int | None = None,
+                 split_min: int | None = None, one_machine: bool | None = None):
+        self.one_machine = one_machine
+        self.client = client
+        self.shared_dir = os.path.abspath(shared_dir)
+        self.table = os.path.abspath(table_path)
+        self.run_dir = os.path.join(self.shared_dir, f"{os.path.basename(self.table)}-"
+                                                     f"{uuid.uuid4().hex[:12]}{RUN_SUFFIX}")
+        self.threads = threads
+        self.parts = parts
+        self.split = {"split_from": split_from, "split_min": split_min}
+        self.written: set[int] = set()
+        self._order: np.ndarray | None = None
+        self.tasks = self.rounds = self.split_tiers = 0    # figures of the solve, for its report
+
+    def __enter__(self) -> "DaskExecutor":
+        self._remove_stale()
+        os.makedirs(self.run_dir)
+        with open(os.path.join(self.run_dir, OWNER_FILE), "w") as f:
+            f.write(self.table)
+        if self.parts is None:
+            self.parts = self.slots()
+        if self.one_machine is None:
+            here = socket.gethostname()
+            self.one_machine = all(name == here for name in
+                                   self.client.run(socket.gethostname).values())
+        return self
+
+    def _call_off(self) -> None:
+        try:
+            with open(os.path.join(self.run_dir, STOP_FILE), "w"):
+                pass
+        except OSError:
+            pass
+
+    def __exit__(self, *exc) -> None:
+        self._call_off()
+        try:
+            self.client.run(forget, self.run_dir)
+        except Exception:  # noqa: BLE001 - a cluster already gone holds nothing either
+            pass
+        self._order = None
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def _remove_stale(self) -> None:
+        """Directories of earlier solves of this table (a driver killed before its exit): the
+        table's write lock, which the caller holds, says no solve of it runs now."""
+        prefix = os.path.basename(self.table) + "-"
+        for name in os.listdir(self.shared_dir):
+            if name.startswith(prefix) and name.endswith(RUN_SUFFIX):
+                path = os.path.join(self.shared_dir, name)
+                try:
+                    with open(os.path.join(path, OWNER_FILE)) as f:
+                        owner = f.read()
+                except OSError:
+                    continue
+                if owner == self.table:
+                    shutil.rmtree(path, ignore_errors=True)
+
+    def slots(self) -> int:
+        """Tasks the cluster runs at once: one per worker thread."""
+        return max(1, sum(self.client.nthreads().values()))
+
+    def job(self, game: Game) -> Job:
+        return Job(game.name, tuple(sorted(game.parameters().items())), self.run_dir,
+                   self.threads, version())
+
+    def release(self, tier: int) -> None:
+        self.written.discard(tier)
+        for name in ("records", "long"):      # whatever the game's value kind stores
+            try:
+                os.unlink(tier_file(self.run_dir, tier, name))
+            except FileNotFoundError:
+                pass
+
+    def run(self, worker, tier: int, window: dict, calls: TierProgress):
+        game = worker.game
+        for dep, data in window.items():
+            if dep not in self.written:
+                save_tier(self.run_dir, game, dep, data)
+                self.written.add(dep)
+        job, deps = self.job(game), tuple(sorted(window))
+        self.tier_sizes = {tier: game.tier_size(tier)}
+        shared = self.in_place(game)
+        plan = (worker.plan(tier, self.parts, **self.split,
+                            order=self._order_buffer(game) if shared else None)
+                if hasattr(worker, "plan") else None)
+        if plan:
+            for name, array in worker.shared_arrays(tier).items():
+                save_array(os.path.join(self.run_dir, f"tier-{tier}-{name}.npy"), array)
+        token = uuid.uuid4().hex[:12]
+        try:
+            tasks = self._submit(job, tier, deps, plan, token)
+            self._wait(tasks, calls, worker.passes if not plan else 1, tier, plan, token)
+            data = load_tier(self.run_dir, game, tier, mmap=False)
+        except RuntimeError:
+            raise                       # the kernels' and solvers' own errors, as in one process
+        except Exception as exc:        # noqa: BLE001 - anything else a cluster can raise
+            detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+            raise ClusterError(f"solving {bar_name(game, tier)} on the cluster failed: "
+                               f"{type(exc).__name__}{': ' + detail if detail else ''}") from None
+        for path in [unit_file(self.run_dir, tier, token, unit) for unit in plan or ()] + [
+                done_file(self.run_dir, tier, token),
+                os.path.join(self.run_dir, f"tier-{tier}-first.npy")]:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        self.written.add(tier)
+        return data
+
+    def _submit(self, job: Job, tier: int, deps: tuple, plan: list[WorkUnit] | None,
+                token: str) -> list:
+        """The tier's tasks: one for a whole tier; else one long task per part, each placed on
+        a worker of its own where it can (allowed elsewhere, so a lost worker's part runs
+        again), and the task that assembles the tier after them."""
+        submit = self.client.submit
+        if not plan:
+            self.tasks += 1
+            return [submit(solve_tier_task, job, tier, deps, pure=False,
+                           key=f"sowsolve-tier-{tier}-{token}")]
+        owner = owners(plan, self.parts)
+        workers = sorted(self.client.nthreads())
+        shared = self.in_place(self.game_of(job))
+        if shared:      # the tier's records, zeros, and each part's count of units done
+            np.lib.format.open_memmap(tier_file(self.run_dir, tier, "records"), mode="w+",
+                                      dtype=np.uint16, shape=(self.tier_sizes[tier],)).flush()
+            np.lib.format.open_memmap(done_file(self.run_dir, tier, token), mode="w+",
+                                      dtype=np.int64, shape=(self.parts,)).flush()
+        task = solve_shared_part_task if shared else solve_part_task
+        parts = [submit(task, job, tier, deps, token, plan, owner, part, self.parts, pure=False,
+                        key=f"sowsolve-tier-{tier}-{token}-part-{part}",
+                        workers=[workers[part % len(workers)]] if workers else None,
+                        allow_other_workers=True)
+                 for part in range(self.parts)]
+        if not shared:
+            parts.append(submit(assemble_task, job, tier, deps, token, plan, *parts, pure=False,
+                                key=f"sowsolve-tier-{tier}-{token}-whole"))
+        self.tasks += len(parts)
+        self.rounds += plan[-1].round + 1
+        self.split_tiers += 1
+        return parts
+
+    def _order_buffer(self, game: Game) -> np.ndarray:
+        """The file the plan writes a tier's order by level into, for the parts to map: one for
+        the whole solve, as large as the game's largest tier (written over tier after tier, so
+        its pages are not made afresh for each)."""
+        if self._order is None:
+            largest = max(game.tier_size(t) for t in game.tiers())
+            self._order = np.lib.format.open_memmap(os.path.join(self.run_dir, ORDER_FILE),
+                                                    mode="w+", dtype=np.uint32, shape=(largest,))
+        return self._order
+
+    def in_place(self, game: Game) -> bool:
+        """Whether the parts of a tier solve into one shared file: every worker on this machine,
+        and tiers that are records alone (a win/loss tier)."""
+        return bool(self.one_machine) and game.value_kind.tier_array_names() == ("records",)
+
+    @staticmethod
+    def game_of(job: Job) -> Game:
+        from .games import make_game
+        return make_game(job.game, **dict(job.parameters))
+
+    def _wait(self, tasks: list, calls: TierProgress, weight: int, tier: int, plan,
+              token: str) -> None:
+        """Until every task ended, feeding the bar (from the unit files written so far, for a
+        tier in units); a task's error (or Ctrl-C) calls the others off."""
+        from distributed import Event, wait
+        sizes = {os.path.basename(unit_file(self.run_dir, tier, token, u)): u.positions
+                 for u in plan or ()}
+        counts = done_file(self.run_dir, tier, token)
+        if plan and os.path.exists(counts):     # in place: each part's count of units done
+            owner = owners(plan, self.parts)
+            mine = [[u.positions for u in plan if owner[u.index] == q] for q in range(self.parts)]
+            prefix = [np.concatenate([[0], np.cumsum(m)]) for m in mine]
+        pending, done = list(tasks), 0
+        try:
+            while pending:
+                try:
+                    finished = wait(pending, timeout=PROGRESS_SECONDS, return_when="FIRST_COMPLETED")
+                    ended = finished.done
+                except (TimeoutError, asyncio.TimeoutError):
+                    ended = set()
+                for future in ended:
+                    pending.remove(future)
+                    count = future.result()
+                    done += count if not plan else 0
+                if plan and os.path.exists(counts):
+                    finished_units = load_array(counts, mmap=False)
+                    done = sum(int(prefix[q][min(int(finished_units[q]), len(mine[q]))])
+                               for q in range(self.parts))
+                elif plan:
+                    done = sum(sizes.get(name, 0) for name in os.listdir(self.run_dir))
+                calls.observer(done * weight)
+        except BaseException:
+            self._call_off()
+            if plan:
+                try:
+                    Event(f"sowsolve-{token}-abort", client=self.client).set()
+                except Exception:  # noqa: BLE001 - the owner file says it too
+                    pass
+            self.client.cancel(pending)
+            raise
