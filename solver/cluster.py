@@ -251,19 +251,25 @@ def solve_part_task(job: Job, tier: int, deps: tuple[int, ...], plan_token: str,
     return solved
 
 
-def _await(path: str, abort, tier: int) -> None:
-    """Until `path` (another part's unit) exists, or the driver calls the solve off: looks
-    every 0.1 ms at first, backing off to every 5 ms (a unit takes milliseconds to minutes;
-    the scheduler is asked about the call-off every 2 s)."""
-    pause, waited, asked = 1e-4, 0.0, 0.0
-    while not os.path.exists(path):
+def _wait_until(ready: Callable[[], bool], abort, tier: int, longest: float) -> None:
+    """Until `ready()`, or the driver calls the solve off: looks every 0.05 ms at first,
+    backing off to every `longest` seconds (a unit takes milliseconds to minutes); the
+    scheduler is asked about the call-off every 2 s."""
+    pause, waited, asked = 5e-5, 0.0, 0.0
+    while not ready():
         time.sleep(pause)
         waited += pause
-        pause = min(pause * 1.5, 0.005)
+        pause = min(pause * 1.5, longest)
         if waited - asked >= 2.0:
             asked = waited
             if abort.is_set():
                 raise RuntimeError(f"tier {tier}: the solve was called off")
+
+
+def _await(path: str, abort, tier: int) -> None:
+    """Until `path` (another part's unit) exists (a file system call each look: at most
+    every 5 ms)."""
+    _wait_until(lambda: os.path.exists(path), abort, tier, 0.005)
 
 
 def _called_off(run_dir: str) -> bool:
@@ -335,18 +341,10 @@ def solve_shared_part_task(job: Job, tier: int, deps: tuple[int, ...], plan_toke
 
 
 def _await_counts(done: np.ndarray, need: np.ndarray, part: int, abort, tier: int) -> None:
-    """Until every other part's count reaches `need` (looks every 0.05 ms at first, backing
-    off to every millisecond; the scheduler is asked about a call-off every 2 s)."""
-    pause, waited, asked = 5e-5, 0.0, 0.0
+    """Until every other part's count reaches `need` (shared memory: a look costs nothing, so
+    at most every millisecond)."""
     others = [q for q in range(len(need)) if q != part]
-    while any(done[q] < need[q] for q in others):
-        time.sleep(pause)
-        waited += pause
-        pause = min(pause * 1.5, 0.001)
-        if waited - asked >= 2.0:
-            asked = waited
-            if abort.is_set():
-                raise RuntimeError(f"tier {tier}: the solve was called off")
+    _wait_until(lambda: all(done[q] >= need[q] for q in others), abort, tier, 0.001)
 
 
 def assemble_task(job: Job, tier: int, deps: tuple[int, ...], plan_token: str,
