@@ -256,7 +256,7 @@ def solve(
       sowsolve solve diffusion --cols 4 --workers 2
 
     On a cluster (--workers, --scheduler, --scheduler-file) each task runs --threads kernel
-    threads (left out, 1); see "Solving on a cluster" in the README.
+    threads (left out or 0, 1); see "Solving on a cluster" in the README.
     """
     with clear_errors():
         on_cluster = clusters.wanted(workers, scheduler, scheduler_file)
