@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 import uuid
+import warnings
 from typing import Iterator, Optional
 
 from ..solver.errors import BadParameters
@@ -23,8 +24,9 @@ def wanted(workers: Optional[int], scheduler: Optional[str], scheduler_file: Opt
     given = [name for name, value in (("--workers", workers), ("--scheduler", scheduler),
                                       ("--scheduler-file", scheduler_file)) if value is not None]
     if len(given) > 1:
-        raise BadParameters(f"{' and '.join(given)} cannot be given together: --workers starts a "
-                            f"cluster here, the others name a running one")
+        why = ("--workers starts a cluster here, the others name a running one"
+               if workers is not None else "each names the one running cluster to solve on")
+        raise BadParameters(f"{' and '.join(given)} cannot be given together: {why}")
     if workers is not None and not 1 <= workers <= 256:
         raise BadParameters(f"--workers must be from 1 to 256, not {str(workers)[:20]}")
     if scheduler is not None and not scheduler.strip():
@@ -47,8 +49,9 @@ def _scheduler_address(scheduler_file: str) -> str:
         with open(scheduler_file, "rb") as f:
             info = json.loads(f.read(1 << 20))
     except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not JSON"
         raise BadParameters(f"--scheduler-file {scheduler_file[:200]} cannot be read as a "
-                            f"scheduler file ({type(exc).__name__})") from None
+                            f"scheduler file ({why})") from None
     address = info.get("address") if isinstance(info, dict) else None
     if not isinstance(address, str) or not address:
         raise BadParameters(f"--scheduler-file {scheduler_file[:200]} names no scheduler "
@@ -64,22 +67,28 @@ def client_for(workers: Optional[int], scheduler: Optional[str],
     BadParameters (a usage error) where it cannot be had."""
     distributed = _distributed()
     for name in ("distributed", "tornado"):     # its own chatter would drown the progress bar
-        logging.getLogger(name).setLevel(logging.ERROR)
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     with contextlib.ExitStack() as stack:
         if workers is not None:
-            with _sigint_ignored():     # the workers inherit it: Ctrl-C is the driver's alone
+            with _sigint_ignored(), warnings.catch_warnings():
+                # the workers inherit the ignored SIGINT: Ctrl-C is the driver's alone; a port
+                # of the scheduler's own HTTP server already taken is no news for a solve
+                warnings.filterwarnings("ignore", message="Port .* is already in use")
                 cluster = stack.enter_context(distributed.LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True,
-                    dashboard_address=None, silence_logs=logging.ERROR))
+                    dashboard_address=None, silence_logs=logging.CRITICAL))
             client = stack.enter_context(distributed.Client(cluster))
         else:
             address = scheduler if scheduler is not None else _scheduler_address(scheduler_file)
             where = address[:200]
             try:
                 client = stack.enter_context(distributed.Client(address, timeout=CONNECT_SECONDS))
-            except Exception as exc:  # noqa: BLE001 - whatever Dask raises, it is not there
+            except ValueError:
+                raise BadParameters(f"{where} is not a Dask scheduler address such as "
+                                    f"tcp://10.0.0.1:8786") from None
+            except Exception:  # noqa: BLE001 - whatever Dask raises, it is not there
                 raise BadParameters(f"the Dask scheduler {where} does not answer within "
-                                    f"{CONNECT_SECONDS} s ({type(exc).__name__})") from None
+                                    f"{CONNECT_SECONDS} s") from None
             try:
                 client.wait_for_workers(1, timeout=CONNECT_SECONDS)
             except Exception:  # noqa: BLE001 - a timeout of Dask's own class
@@ -117,8 +126,8 @@ def check_shared_dir(client, shared_dir: str) -> None:
                             f"({exc.strerror or exc})") from None
     try:
         seen = client.run(os.path.isfile, probe)
-    except Exception as exc:  # noqa: BLE001 - a worker that cannot answer cannot solve either
-        raise BadParameters(f"the Dask workers do not answer ({type(exc).__name__})") from None
+    except Exception:  # noqa: BLE001 - a worker that cannot answer cannot solve either
+        raise BadParameters("the Dask workers do not answer") from None
     finally:
         os.unlink(probe)
     blind = [address for address, ok in seen.items() if not ok]

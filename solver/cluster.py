@@ -488,16 +488,14 @@ class DaskExecutor:
 
     def _submit(self, job: Job, tier: int, deps: tuple, plan: list[WorkUnit] | None,
                 token: str) -> list:
-        """The tier's tasks: one for a whole tier; else one long task per part, each placed on
-        a worker of its own where it can (allowed elsewhere, so a lost worker's part runs
-        again), and the task that assembles the tier after them."""
+        """The tier's tasks: one for a whole tier; else one long task per part (and, through
+        files, the task that assembles the tier after them)."""
         submit = self.client.submit
         if not plan:
             self.tasks += 1
             return [submit(solve_tier_task, job, tier, deps, pure=False,
                            key=f"sowsolve-tier-{tier}-{token}")]
         owner = owners(plan, self.parts)
-        workers = sorted(self.client.nthreads())
         shared = self.in_place(self.game_of(job))
         if shared:      # the tier's records, zeros, and each part's count of units done
             np.lib.format.open_memmap(tier_file(self.run_dir, tier, "records"), mode="w+",
@@ -505,10 +503,11 @@ class DaskExecutor:
             np.lib.format.open_memmap(done_file(self.run_dir, tier, token), mode="w+",
                                       dtype=np.int64, shape=(self.parts,)).flush()
         task = solve_shared_part_task if shared else solve_part_task
+        # no placement asked for: submitted together, the parts go to the idle task slots one
+        # each, and a part whose worker is lost runs again on any worker, one that joins later
+        # too (a task placed on a worker, even allowed elsewhere, waits for that worker for good)
         parts = [submit(task, job, tier, deps, token, plan, owner, part, self.parts, pure=False,
-                        key=f"sowsolve-tier-{tier}-{token}-part-{part}",
-                        workers=[workers[part % len(workers)]] if workers else None,
-                        allow_other_workers=True)
+                        key=f"sowsolve-tier-{tier}-{token}-part-{part}")
                  for part in range(self.parts)]
         if not shared:
             parts.append(submit(assemble_task, job, tier, deps, token, plan, *parts, pure=False,
