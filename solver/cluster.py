@@ -457,7 +457,6 @@ class DaskExecutor:
                 save_tier(self.run_dir, game, dep, data)
                 self.written.add(dep)
         job, deps = self.job(game), tuple(sorted(window))
-        self.tier_sizes = {tier: game.tier_size(tier)}
         shared = self.in_place(game)
         plan = (worker.plan(tier, self.parts, **self.split,
                             order=self._order_buffer(game) if shared else None)
@@ -467,7 +466,8 @@ class DaskExecutor:
                 save_array(os.path.join(self.run_dir, f"tier-{tier}-{name}.npy"), array)
         token = uuid.uuid4().hex[:12]
         try:
-            tasks = self._submit(job, tier, deps, plan, token)
+            tasks = self._submit(job, tier, deps, plan, token,
+                                 game.tier_size(tier) if shared else None)
             self._wait(tasks, calls, worker.passes if not plan else 1, tier, plan, token)
             data = load_tier(self.run_dir, game, tier, mmap=False)
         except RuntimeError:
@@ -487,7 +487,7 @@ class DaskExecutor:
         return data
 
     def _submit(self, job: Job, tier: int, deps: tuple, plan: list[WorkUnit] | None,
-                token: str) -> list:
+                token: str, in_place: int | None) -> list:
         """The tier's tasks: one for a whole tier; else one long task per part (and, through
         files, the task that assembles the tier after them)."""
         submit = self.client.submit
@@ -496,10 +496,10 @@ class DaskExecutor:
             return [submit(solve_tier_task, job, tier, deps, pure=False,
                            key=f"sowsolve-tier-{tier}-{token}")]
         owner = owners(plan, self.parts)
-        shared = self.in_place(self.game_of(job))
+        shared = in_place is not None       # the tier's size, where its parts solve in place
         if shared:      # the tier's records, zeros, and each part's count of units done
             np.lib.format.open_memmap(tier_file(self.run_dir, tier, "records"), mode="w+",
-                                      dtype=np.uint16, shape=(self.tier_sizes[tier],)).flush()
+                                      dtype=np.uint16, shape=(in_place,)).flush()
             np.lib.format.open_memmap(done_file(self.run_dir, tier, token), mode="w+",
                                       dtype=np.int64, shape=(self.parts,)).flush()
         task = solve_shared_part_task if shared else solve_part_task
@@ -532,10 +532,6 @@ class DaskExecutor:
         and tiers that are records alone (a win/loss tier)."""
         return bool(self.one_machine) and game.value_kind.tier_array_names() == ("records",)
 
-    @staticmethod
-    def game_of(job: Job) -> Game:
-        from .games import make_game
-        return make_game(job.game, **dict(job.parameters))
 
     def _wait(self, tasks: list, calls: TierProgress, weight: int, tier: int, plan,
               token: str) -> None:
