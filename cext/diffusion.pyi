@@ -1,6 +1,6 @@
 """Types of the compiled Diffusion kernel (diffusion.pyx): move generation, ranking inside a
 tier (the stones on the board), un-moves and perft."""
-from typing import Final, Literal, Sequence
+from typing import Any, Final, Literal, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -11,11 +11,17 @@ MAX_COLS: Final[int]
 def potential_weights(slots: Sequence[Sequence[int]]) -> list[int] | None:
     """The least positive integer pit weights under which every move lowers the potential."""
 
+FEATURES: tuple[str, ...]
+
 class DiffusionKernel:
     """Kernel of one Diffusion board: owns the tables, hands out the GameKernel capsule."""
 
     def __init__(self, cols: int, variant: int, max_tier: int,
                  slots: Sequence[Sequence[int]], owner: Sequence[int]) -> None: ...
+    def play_capsule(self) -> Any:
+        """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""
+    def play_state(self, board: Sequence[int], side: int) -> bytes: ...
+    def play_move(self, code: int) -> int: ...
     @property
     def cols(self) -> int: ...
     @property

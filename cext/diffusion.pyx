@@ -18,14 +18,14 @@ per-pit weights to the parent's turned codes, and children of neighbouring indic
 few small blocks of the tier (cache friendly).
 """
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 from libc.string cimport memcpy
 
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport (GameKernel, REC_LOSS, REC_MAKE, REC_WIN, SOWSOLVE_KERNEL_CAPSULE, SignalPoll,
-                         poll_signals, raise_pending)
+from kernel_api cimport (GameKernel, PlayKernel, REC_LOSS, REC_MAKE, REC_WIN, SOWSOLVE_KERNEL_CAPSULE,
+                         SOWSOLVE_PLAY_CAPSULE, SignalPoll, poll_signals, raise_pending)
 
 cnp.import_array()
 
@@ -267,10 +267,72 @@ def _counts_of_half(object m):
     return (sums.astype(np.uint8), rank, count, start[:5 * m + 1].copy(), order.astype(np.int32))
 
 
+
+# --- the play layer (the analysis engine, engine.pyx) -------------------------------------------
+# A state is the board (top row left to right, then the bottom row), then the side to move
+# (0 A, 1 B).  A move's code is the pit.
+FEATURES = ("block_stones", "block_empty_pits")
+
+
+cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, int16_t *codes,
+                    int16_t *gains, int *final) noexcept nogil:
+    cdef const DiffCtx *c = <const DiffCtx *>ctx
+    cdef int side = state[c.npits], p, n = 0, width = c.npits + 1
+    if block_empty(c, state, side):
+        final[0] = 1                # the owner of the empty block wins
+        return 0
+    if block_empty(c, state, side ^ 1):
+        final[0] = -1
+        return 0
+    for p in range(c.npits):
+        if state[p] == 0:
+            continue
+        play_move(c, state, p, &children[n * width])
+        children[n * width + c.npits] = side ^ 1
+        codes[n] = p
+        gains[n] = 0
+        n += 1
+    return n
+
+
+cdef void play_features(const void *ctx, const uint8_t *state, int32_t *f) noexcept nogil:
+    """From the side to move, who wins when its own block empties: stones in the other block
+    less stones in its own, and its own empty pits less the other's."""
+    cdef const DiffCtx *c = <const DiffCtx *>ctx
+    cdef int side = state[c.npits], p, sign
+    f[0] = 0
+    f[1] = 0
+    for p in range(c.npits):
+        sign = 1 if c.owner[p] != side else -1
+        f[0] += sign * state[p]
+        if state[p] == 0:
+            f[1] -= sign
+    return
+
+
+cdef int play_locate(const void *ctx, const uint8_t *state, int *tier, uint64_t *where) noexcept nogil:
+    """Tier and index of the stored position: with B to move, the board turned (reversed)."""
+    cdef const DiffCtx *c = <const DiffCtx *>ctx
+    cdef uint8_t turned[MAX_PITS]
+    cdef const uint8_t *board = state
+    cdef int p, stones = 0
+    for p in range(c.npits):
+        stones += state[p]
+    if stones > c.max_tier:
+        return 0
+    if state[c.npits]:
+        for p in range(c.npits):
+            turned[p] = state[c.npits - 1 - p]
+        board = turned
+    where[0] = <uint64_t>rank_board(c, board, tier)
+    return 1
+
+
 cdef class DiffusionKernel:
     """Kernel of one Diffusion board: owns the tables, hands out the GameKernel capsule."""
     cdef DiffCtx ctx
     cdef GameKernel kernel
+    cdef PlayKernel play
     cdef object _keep
     cdef readonly int cols, variant, max_tier, npits
     cdef readonly object tier_sizes
@@ -356,10 +418,34 @@ cdef class DiffusionKernel:
         self.kernel.expand_key = NULL
         self.kernel.level = level
         self.kernel.level_count = MAX_STONES * sum(weights) + 1
+        self.play.ctx = &self.ctx
+        self.play.state_bytes = self.npits + 1
+        self.play.max_moves = self.npits
+        self.play.margin = 0
+        self.play.features = len(FEATURES)
+        self.play.moves = play_moves
+        self.play.features_of = play_features
+        self.play.locate = play_locate
 
     def capsule(self):
         """The GameKernel for solver modules (valid while this object lives)."""
         return PyCapsule_New(&self.kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)
+
+    def play_capsule(self):
+        """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""
+        return PyCapsule_New(&self.play, SOWSOLVE_PLAY_CAPSULE, NULL)
+
+    def play_state(self, board, int side):
+        """The engine's state of a position (side 0 = A to move), checked."""
+        cdef uint8_t b[MAX_PITS]
+        self._board_in(board, b)
+        if side not in (0, 1):
+            raise ValueError(f"side to move 0 or 1, not {side}")
+        return bytes(b[p] for p in range(self.npits)) + bytes([side])
+
+    def play_move(self, int code):
+        """The pit of a move code."""
+        return code
 
     cdef void _board_in(self, board, uint8_t *out) except *:
         if len(board) != self.npits:

@@ -132,3 +132,21 @@ cdef inline bint poll_signals(SignalPoll *p) noexcept nogil:
 cdef inline int raise_pending() except -1:
     """Hand on the exception that poll_signals left set."""
     return -1
+
+
+cdef extern from "sowsolve_kernel.h" nogil:
+    const char *SOWSOLVE_PLAY_CAPSULE
+    enum:
+        PLAY_STATE_MAX
+        PLAY_MAX_MOVES
+        PLAY_FEATURES
+    ctypedef struct PlayKernel:
+        const void *ctx
+        int state_bytes
+        int max_moves
+        int margin
+        int features
+        int (*moves)(const void *ctx, const uint8_t *state, uint8_t *children, int16_t *codes,
+                     int16_t *gains, int *final) noexcept nogil
+        void (*features_of)(const void *ctx, const uint8_t *state, int32_t *f) noexcept nogil
+        int (*locate)(const void *ctx, const uint8_t *state, int *tier, uint64_t *where) noexcept nogil

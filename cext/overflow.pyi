@@ -1,6 +1,6 @@
 """Types of the compiled Overflow kernel (overflow.pyx): move generation on bitboards, packed
 canonical positions (64-bit keys), perft."""
-from typing import Final, Sequence
+from typing import Any, Final, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -8,10 +8,16 @@ import numpy.typing as npt
 #: the bit of a packed position that holds the side to move
 SIDE_BIT: Final[int]
 
+FEATURES: tuple[str, ...]
+
 class OverflowKernel:
     """Kernel of one Overflow board: owns the tables, hands out the GameKernel capsule."""
 
     def __init__(self, rows: int, cols: int) -> None: ...
+    def play_capsule(self) -> Any:
+        """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""
+    def play_state(self, heights: Sequence[int], side: int) -> bytes: ...
+    def play_move(self, code: int) -> tuple[int, int]: ...
     @property
     def rows(self) -> int: ...
     @property

@@ -8,7 +8,7 @@ one-group rule is a flood fill by word shifts.  A position packs into 64 bits wh
 symmetries, with the side flipped by the symmetries that swap the two houses.
 """
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport int8_t, int64_t, uint8_t, uint16_t, uint64_t, uint32_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t, uint32_t
 from libc.string cimport memcpy, memset
 
 import numpy as np
@@ -17,8 +17,9 @@ cimport numpy as cnp
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
 
-from kernel_api cimport (PROOF_INF, GameKernel, REC_LOSS, REC_MAKE, REC_WIN, SOWSOLVE_KERNEL_CAPSULE, SignalPoll,
-                         poll_signals, raise_pending)
+from kernel_api cimport (PROOF_INF, GameKernel, PlayKernel, REC_LOSS, REC_MAKE, REC_WIN,
+                         SOWSOLVE_KERNEL_CAPSULE, SOWSOLVE_PLAY_CAPSULE, SignalPoll, poll_signals,
+                         raise_pending)
 
 cnp.import_array()
 
@@ -315,6 +316,71 @@ cdef void perft_rec(const OvCtx *c, const uint8_t *h, int depth, int ply, int64_
             perft_rec(c, child, depth, ply + 1, counts, poll)
 
 
+
+# --- the play layer (the analysis engine, engine.pyx) -------------------------------------------
+# A state is the heights of the cells (a1 first), then the side to move (0 Light, 1 Dark): any
+# board, 2x2 to 8x8.  A move's code is cell * 8 + direction.
+FEATURES = ("house_discs", "house_cells", "last_cell", "mobility")
+
+
+cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, int16_t *codes,
+                    int16_t *gains, int *final) noexcept nogil:
+    cdef const OvCtx *c = <const OvCtx *>ctx
+    cdef Move moves[MAX_MOVES]
+    cdef int side = state[c.ncells], n, i, outcome, width = c.ncells + 1
+    cdef uint64_t occ = occupancy(c, state)
+    outcome = final_outcome(c, occ, side)
+    if outcome:
+        final[0] = 1 if outcome == REC_WIN else -1
+        return 0
+    n = gen_moves(c, state, occ, moves)
+    if n == 0:                 # never happens (RULES.md); as expand_key: the side to move loses
+        final[0] = -1
+        return 0
+    for i in range(n):
+        apply_move(c, state, occ, moves[i], &children[i * width])
+        children[i * width + c.ncells] = side ^ 1
+        codes[i] = moves[i].cell * NDIR + moves[i].direction
+        gains[i] = 0
+    return n
+
+
+cdef void play_features(const void *ctx, const uint8_t *state, int32_t *f) noexcept nogil:
+    """From the side to move, whose house must keep a disc while the other's empties: discs
+    and occupied cells of its house less the other's, whether a house is down to its last
+    occupied cell (+1 the other's, -1 its own), and the moves on the board (either side may
+    move any stack, so this is how much choice the side to move has)."""
+    cdef const OvCtx *c = <const OvCtx *>ctx
+    cdef Move moves[MAX_MOVES]
+    cdef int side = state[c.ncells], i, discs = 0, mine_cells, theirs_cells
+    cdef uint64_t occ = occupancy(c, state)
+    cdef uint64_t mine = c.light if side == 0 else c.dark
+    for i in range(c.ncells):
+        if (mine >> i) & 1:
+            discs += state[i]
+        else:
+            discs -= state[i]
+    mine_cells = __builtin_popcountll(occ & mine)
+    theirs_cells = __builtin_popcountll(occ & ~mine)
+    f[0] = discs
+    f[1] = mine_cells - theirs_cells
+    f[2] = (theirs_cells == 1) - (mine_cells == 1)
+    f[3] = gen_moves(c, state, occ, moves)
+
+
+cdef int play_locate(const void *ctx, const uint8_t *state, int *tier, uint64_t *where) noexcept nogil:
+    """A keyed table's tier (discs) and canonical key; none where positions do not pack."""
+    cdef const OvCtx *c = <const OvCtx *>ctx
+    cdef int i, discs = 0
+    if not c.keyable:
+        return 0
+    for i in range(c.ncells):
+        discs += state[i]
+    tier[0] = discs
+    where[0] = canonical(c, state, state[c.ncells])
+    return 1
+
+
 def _symmetries(int rows, int cols):
     """Maps (file, rank) -> (file, rank) of the board's symmetries."""
     maps = [lambda f, k: (f, k), lambda f, k: (cols - 1 - f, k),
@@ -330,6 +396,7 @@ cdef class OverflowKernel:
     """Kernel of one Overflow board: owns the tables, hands out the GameKernel capsule."""
     cdef OvCtx ctx
     cdef GameKernel kernel
+    cdef PlayKernel play
     cdef readonly int rows, cols, ncells, symmetries
     cdef readonly bint keyable
 
@@ -380,9 +447,33 @@ cdef class OverflowKernel:
         if self.keyable:
             self.kernel.expand_key = expand_key
             self.kernel.proof_hint = proof_hint
+        self.play.ctx = &self.ctx
+        self.play.state_bytes = self.ncells + 1
+        self.play.max_moves = 8 * self.ncells
+        self.play.margin = 0
+        self.play.features = len(FEATURES)
+        self.play.moves = play_moves
+        self.play.features_of = play_features
+        self.play.locate = play_locate
 
     def capsule(self):
         return PyCapsule_New(&self.kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)
+
+    def play_capsule(self):
+        """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""
+        return PyCapsule_New(&self.play, SOWSOLVE_PLAY_CAPSULE, NULL)
+
+    def play_state(self, heights, int side):
+        """The engine's state of a position (side 0 = Light to move), checked."""
+        cdef uint8_t h[MAXC]
+        self._heights_in(heights, h)
+        if side not in (0, 1):
+            raise ValueError(f"side to move 0 or 1, not {side}")
+        return bytes(h[j] for j in range(self.ncells)) + bytes([side])
+
+    def play_move(self, int code):
+        """(cell, direction) of a move code."""
+        return divmod(code, NDIR)
 
     cdef void _heights_in(self, heights, uint8_t *out) except *:
         if len(heights) != self.ncells:

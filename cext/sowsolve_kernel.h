@@ -319,4 +319,35 @@ static inline int rec_claim(uint16_t *p, uint16_t v) {
     return 1;
 }
 
+/* The play layer, for the analysis engine (engine.pyx), handed over in a PyCapsule named
+ * SOWSOLVE_PLAY_CAPSULE.  A position is a state of state_bytes bytes the game lays out as it
+ * likes (unused bytes zero, so two equal positions are equal bytes): the engine copies, hashes
+ * and compares states and never reads inside one.  Every board of every game has one, however
+ * large (Overflow 8x8, Zig Zag with 144 seeds), unlike the tier index or the 64-bit key. */
+#define SOWSOLVE_PLAY_CAPSULE "sowsolve.PlayKernel"
+#define PLAY_STATE_MAX 72
+#define PLAY_MAX_MOVES 512
+#define PLAY_FEATURES 8
+
+typedef struct PlayKernel {
+    const void *ctx;
+    int state_bytes;          /* <= PLAY_STATE_MAX */
+    int max_moves;            /* <= PLAY_MAX_MOVES */
+    int margin;               /* 1: values are margins (what the mover banks counts); 0: win/loss */
+    int features;             /* evaluation features, <= PLAY_FEATURES */
+    /* The legal moves of `state`: each child's state (state_bytes each) into `children`, its
+     * move code (0..PLAY_MAX_MOVES-1, stable: the same move has the same code) into `codes`,
+     * and what the mover banks by it (margin games; 0 otherwise) into `gains`.  Returns the
+     * number of moves; 0 when the game is over, with *final its value for the side to move:
+     * +1 win, -1 loss, 0 draw (win/loss games) or the margin the side to move gets. */
+    int (*moves)(const void *ctx, const uint8_t *state, uint8_t *children, int16_t *codes,
+                 int16_t *gains, int *final);
+    /* The evaluation's features of a state that is not over, from the side to move (the
+     * engine weighs them with the game's weights: solver/games/<name>.py). */
+    void (*features_of)(const void *ctx, const uint8_t *state, int32_t *f);
+    /* Where a table of this board stores the state's record: its tier and its index in a
+     * dense tier, or its packed key in a keyed one; 0 where no table can hold it. */
+    int (*locate)(const void *ctx, const uint8_t *state, int *tier, uint64_t *where);
+} PlayKernel;
+
 #endif

@@ -5,10 +5,16 @@ from typing import Any, Sequence
 import numpy as np
 import numpy.typing as npt
 
+FEATURES: tuple[str, ...]
+
 class ZigZagKernel:
     """Kernel of one Zig Zag board."""
 
     def __init__(self, cols: int, circuit: Sequence[int], first_orientation: Sequence[int]) -> None: ...
+    def play_capsule(self) -> Any:
+        """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""
+    def play_state(self, board: Sequence[int], side: int, ko: int | None, last: int) -> bytes: ...
+    def play_move(self, code: int) -> int: ...
     @property
     def cols(self) -> int: ...
     @property

@@ -17,6 +17,7 @@ from kernel_api cimport (CONTROL_FLUSH, MARGIN_MAX_REMOTENESS, MARGIN_REM_LONG, 
                          MARGIN_VALUE, Control, margin_plies, prefetch_for_read,
                          SCORE_ERR_BEYOND, SCORE_ERR_LONG, SCORE_ERR_PREDS, SCORE_ERR_UNSOLVED, SCORE_EXIT,
                          SOWSOLVE_SCORE_TIER_CAPSULE, ScoreTier, SignalPoll, control_of, ctl_add,
+                         PlayKernel, SOWSOLVE_PLAY_CAPSULE,
                          ctl_stopped, poll_signals, raise_pending)
 
 cnp.import_array()
@@ -152,6 +153,7 @@ cdef void perft_rec(const ZzCtx *c, const uint8_t *board, int side, int ko, int 
 cdef class ZigZagKernel:
     """Kernel of one Zig Zag board (move generation and perft; its tiers: ScoreTierOf)."""
     cdef ZzCtx ctx
+    cdef PlayKernel play
     cdef readonly int cols, npits
 
     def __cinit__(self, int cols, circuit, first_orientation):
@@ -177,6 +179,31 @@ cdef class ZigZagKernel:
             self.ctx.ko_at[side][0] = NO_KO
             for slot in (1, 2):
                 self.ctx.ko_at[side][slot] = self.ctx.at[ko_pit(&self.ctx, side, slot)]
+        self.play.ctx = &self.ctx
+        self.play.state_bytes = n + 3
+        self.play.max_moves = n
+        self.play.margin = 1
+        self.play.features = len(FEATURES)
+        self.play.moves = play_moves
+        self.play.features_of = play_features
+        self.play.locate = play_locate
+
+    def play_capsule(self):
+        """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""
+        return PyCapsule_New(&self.play, SOWSOLVE_PLAY_CAPSULE, NULL)
+
+    def play_state(self, board, int side, ko, int last):
+        """The engine's state of a position (side 0 = P to move; last 0 nobody, 1 P, 2 p)."""
+        cdef uint8_t b[MAXP]
+        self._board_in(board, b)
+        if side not in (0, 1) or last not in (0, 1, 2):
+            raise ValueError("side to move 0 or 1, last capturer 0, 1 or 2")
+        k = self._ko_in(ko)
+        return bytes(b[i] for i in range(self.npits)) + bytes([side, NO_KO_BYTE if k == NO_KO else k, last])
+
+    def play_move(self, int code):
+        """The pit of a move code."""
+        return code
 
     cdef void _board_in(self, board, uint8_t *out) except *:
         """A board in pit order, checked, into `out` in circuit order."""
@@ -324,6 +351,92 @@ def rank(ZigZagKernel self, board, int side, ko):
     if seeds > MAX_TOTAL:
         raise ValueError(f"at most {MAX_TOTAL} seeds")
     return seeds, int(child_index(&self.ctx, b, seeds, side, self._ko_in(ko)))
+
+
+
+# --- the play layer (the analysis engine, engine.pyx) -------------------------------------------
+# A state is the board in circuit order, then the side to move (0 P, 1 p), the ko as a circuit
+# position (255: none) and who captured last (0 nobody, 1 P, 2 p).  A move's code is the pit.
+FEATURES = ("row_seeds", "leftover", "capture_now", "capture_next")
+cdef enum:
+    NO_KO_BYTE = 255
+
+
+cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, int16_t *codes,
+                    int16_t *gains, int *final) noexcept nogil:
+    cdef const ZzCtx *c = <const ZzCtx *>ctx
+    cdef TurnResult turns[MAXP]
+    cdef int pits[MAXP]
+    cdef int n = c.npits, side = state[n], last = state[n + 2], i, m, seeds = 0
+    cdef int ko = NO_KO if state[n + 1] == NO_KO_BYTE else state[n + 1]
+    cdef uint8_t *child
+    m = gen_turns(c, state, side, ko, turns, pits)
+    if m == 0:
+        # the end: the seeds left go to the last capturer
+        for i in range(n):
+            seeds += state[i]
+        final[0] = 0 if last == 0 else (seeds if last == side + 1 else -seeds)
+        return 0
+    for i in range(m):
+        child = &children[i * (n + 3)]
+        memcpy(child, turns[i].board, n)
+        child[n] = side ^ 1
+        child[n + 1] = NO_KO_BYTE if turns[i].ko == NO_KO else turns[i].ko
+        child[n + 2] = side + 1 if turns[i].captured else last
+        codes[i] = pits[i]
+        gains[i] = turns[i].captured
+    return m
+
+
+cdef int best_capture(const ZzCtx *c, const uint8_t *board, int side, int ko) noexcept nogil:
+    cdef TurnResult turns[MAXP]
+    cdef int pits[MAXP]
+    cdef int m = gen_turns(c, board, side, ko, turns, pits), i, best = 0
+    for i in range(m):
+        if turns[i].captured > best:
+            best = turns[i].captured
+    return best
+
+
+cdef void play_features(const void *ctx, const uint8_t *state, int32_t *f) noexcept nogil:
+    """From the side to move, who captures from its own row: seeds on its row less the other
+    row, the seeds left on the board counted for the last capturer (+ its own, - the other's),
+    its best capture now, and the best capture the other side would have on this board."""
+    cdef const ZzCtx *c = <const ZzCtx *>ctx
+    cdef int n = c.npits, side = state[n], last = state[n + 2], i, seeds = 0
+    cdef int ko = NO_KO if state[n + 1] == NO_KO_BYTE else state[n + 1]
+    f[0] = 0
+    for i in range(n):
+        seeds += state[i]
+        f[0] += state[i] if c.owner_c[i] == side else -state[i]
+    f[1] = 0 if last == 0 else (seeds if last == side + 1 else -seeds)
+    f[2] = best_capture(c, state, side, ko)
+    f[3] = best_capture(c, state, side ^ 1, NO_KO)
+
+
+cdef int play_locate(const void *ctx, const uint8_t *state, int *tier, uint64_t *where) noexcept nogil:
+    """Tier (seeds * 3 + capturer) and index of the stored position: one where p captured last
+    is stored turned half a turn with the players swapped (solver/games/zigzag.py: locate)."""
+    cdef const ZzCtx *c = <const ZzCtx *>ctx
+    cdef uint8_t turned[MAXP]
+    cdef const uint8_t *board = state
+    cdef int n = c.npits, side = state[n], last = state[n + 2], i, seeds = 0
+    cdef int ko = NO_KO if state[n + 1] == NO_KO_BYTE else state[n + 1]
+    for i in range(n):
+        seeds += state[i]
+    if seeds > MAX_TOTAL:
+        return 0
+    if last == 2:
+        for i in range(n):
+            turned[c.turned_at[c.circ[i]]] = state[i]
+        board = turned
+        side ^= 1
+        if ko != NO_KO:
+            ko = c.turned_at[c.circ[ko]]
+        last = 1
+    tier[0] = seeds * 3 + last
+    where[0] = <uint64_t>child_index(c, board, seeds, side, ko)
+    return 1
 
 
 def unrank_range(ZigZagKernel self, int seeds, int64_t start, int64_t stop):

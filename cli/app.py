@@ -23,7 +23,7 @@ from ..solver.cluster import DaskExecutor
 from ..solver.tiers import IN_PROCESS, default_threads
 from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver import estimate as estimates, proof as proofs
-from ..tables.format import ForeignTable, TableError, TableMismatch, TableMissing
+from ..tables.format import BeyondTable, ForeignTable, TableError, TableMismatch, TableMissing
 from ..tables.layout import layout_of
 from ..tables.store import TableWriter, check_same_table, open_table
 from ..tables import query as queries, report as reports, verify
@@ -422,16 +422,24 @@ def query(
         if plies is not None and not 1 <= plies <= queries.MAX_LINE:
             raise BadParameters(f"--plies must be from 1 to {queries.MAX_LINE:,}, not "
                                 f"{str(plies)[:20]}")
-        path = table if table is not None else locate.table_for_position(position)
-        with open_table(path) as t:
-            locate.parse_for_table(t.game, position)
-            result = queries.query(t, position, max_positions, progress=tier_bar, max_nodes=max_nodes)
-            if stores is not None:
-                result["result"] = queries.final_result(t, result, stores)
-                result["stores"] = list(result["result"]["given"].values())
-            if show_line or plies is not None:
-                walk = queries.line(t, position, plies, max_positions, progress=tier_bar)
-                result["line"], result["line_end"] = walk["line"], walk["end"]
+        try:
+            path = table if table is not None else locate.table_for_position(position)
+            with open_table(path) as t:
+                locate.parse_for_table(t.game, position)
+                result = queries.query(t, position, max_positions, progress=tier_bar,
+                                       max_nodes=max_nodes)
+                if stores is not None:
+                    result["result"] = queries.final_result(t, result, stores)
+                    result["stores"] = list(result["result"]["given"].values())
+                if show_line or plies is not None:
+                    walk = queries.line(t, position, plies, max_positions, progress=tier_bar)
+                    result["line"], result["line_end"] = walk["line"], walk["end"]
+        except (TableMissing, BeyondTable, queries.NotProved) as exc:
+            if table is not None and isinstance(exc, TableMissing):
+                raise                        # the --table file named is missing
+            # no table holds it: the engine answers any position, each value labelled
+            raise type(exc)(f"{exc}; `sowsolve analyse {locate.short(position, 60)}` analyses "
+                            f"it with the engine (exact where it can, estimated elsewhere)") from None
         result["table"] = path
         show(result, as_json, render.query_text)
 
@@ -655,15 +663,17 @@ def stop_on_terminate():
 MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
-def parse_memory(text: str) -> int:
+def parse_memory(text: str, option: str = "--memory", allow_zero: bool = True) -> int:
     """'512M', '8G', '1.5G' or a number of bytes (units of 1024)."""
     import re
     found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text or "", re.I)
     if not found:
-        raise BadParameters(f"--memory must be a size such as 512M or 8G, not {text[:20]!r}")
+        raise BadParameters(f"{option} must be a size such as 512M or 8G, not {text[:20]!r}")
     size = int(float(found[1]) * MEMORY_UNITS[found[2].upper()])
     if size > 1 << 44:
-        raise BadParameters(f"--memory {text[:20]} is more than any machine here has")
+        raise BadParameters(f"{option} {text[:20]} is more than any machine here has")
+    if size == 0 and not allow_zero:
+        raise BadParameters(f"{option} must be more than 0, not {text[:20]!r}")
     return size
 
 
@@ -748,3 +758,4 @@ def main() -> None:
 
 
 from . import explore  # noqa: E402,F401  (registers show, play and serve on `app`)
+from . import analyse as _analyse  # noqa: E402,F401  (registers analyse on `app`)

@@ -3,6 +3,7 @@ in a browser.  Every game is drawn through its own drawing hook (`Game.picture`)
 solver/drawing.py; nothing here names a game."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Optional
@@ -15,7 +16,10 @@ from ..solver.games import GAMES, make_game
 from ..solver.values import VALUE_KINDS
 from ..tables import query as queries
 from ..tables.export import write_whole
-from ..tables.format import BeyondTable, TableMissing
+from ..solver.tiers import default_threads
+from ..tables import analysis
+from ..tables.directory import tables_of_board
+from ..tables.format import BeyondTable, NotInTable, TableMissing
 from ..tables.store import open_table
 from . import locate
 from .app import GAME_HELP, app, clear_errors, complete_game, emit_json
@@ -44,6 +48,8 @@ def game_for_text(name: str, board: dict, text: str):
 
 
 def value_text(result: dict) -> str:
+    if result.get("exact") is False:
+        return f"{analysis.describe_value(result, None, result.get('unit', ''))} (estimate)"
     return VALUE_KINDS[result["value_kind"]].text(result["value"], result["remoteness"])
 
 
@@ -158,23 +164,37 @@ def play_command(
                                        "to move at the start: you move first."),
     hints: bool = typer.Option(False, "--hints", help="Show every move's value on each of "
                                "your turns."),
+    seconds: Optional[float] = typer.Option(None, "--time", metavar="SECONDS", help="Where no "
+                                            "table holds the position, the engine thinks this "
+                                            "long a move (any board: with --position, no table "
+                                            "is needed)."),
 ):
     """Play against the perfect player: it wins as fast as it can and loses as slowly as it
-    can (Zig Zag: the best margin).  Type a move as `query` prints it, `hint` for the value of
-    every move, `undo` to take back your last move (and the reply), `quit` to stop.  The value
-    of the position is shown after every move.  Reads moves from a pipe as well as from a
-    terminal.
+    can (Zig Zag: the best margin).  With --time, the engine plays where the table does not
+    reach (its values marked as estimates where they are).  Type a move as `query` prints it,
+    `hint` for the value of every move, `undo` to take back your last move (and the reply),
+    `quit` to stop.  The value of the position is shown after every move.  Reads moves from a
+    pipe as well as from a terminal.
 
     \b
     Examples:
       sowsolve play --table T.sqlite
       sowsolve play --position '2222/2222 B' --as A
       sowsolve play --hints
+      sowsolve play --position '111111/111111/111111/111111/111111/111111 L' --time 2
     """
     with clear_errors():
-        path = table if table is not None else only_table()
-        with open_table(path) as t:
-            g = t.game
+        if seconds is not None:
+            analysis.check_budget(seconds, None, 1, None, 0)
+        if table is None and seconds is not None and position is not None:
+            from .analyse import game_of_text
+            g = game_of_text(position, None)
+            paths = tables_of_board(g)
+            path = paths[0] if paths else None
+        else:
+            path = table if table is not None else only_table()
+        with (open_table(path) if path is not None else contextlib.nullcontext()) as t:
+            g = t.game if t is not None else g
             text = position if position is not None else g.format_position(g.initial())
             locate.parse_for_table(g, text)
             current = g.parse_position(text)
@@ -183,27 +203,47 @@ def play_command(
             if side is not None and side not in sides:
                 raise BadParameters(f"--as must be one of the sides of {g.describe()}: "
                                     f"{' or '.join(sides)}, not {side[:20]!r}")
+            engine = (analysis.Analyser(g, [t] if t is not None else [])
+                      if seconds is not None else None)
+            answer = _answerer(t, g, engine, seconds)
             try:
-                queries.query(t, text)          # a start the table cannot answer: said first
+                answer(current)                  # a start nothing can answer: said first
             except BeyondTable:
                 if position is not None:
                     raise
                 raise BadParameters(f"{os.path.basename(path)} is an endgame table, and the start "
-                                    f"is beyond it; give a --position it holds") from None
+                                    f"is beyond it; give a --position it holds, or --time for "
+                                    f"the engine") from None
             human = side if side is not None else g.side_to_move(current)
             colour = sys.stdout.isatty()
-            typer.echo(f"you play {human} in {g.describe()}; the table plays "
+            player = "the table" if engine is None else ("the table and the engine" if t is not None
+                                                         else "the engine")
+            typer.echo(f"you play {human} in {g.describe()}; {player} plays "
                        f"{' and '.join(s for s in sides if s != human)}")
             try:
-                _play(t, g, [current], human, hints, colour)
+                _play(answer, g, [current], human, hints, colour)
             except _Quit:
                 typer.echo("game left unfinished")
+
+
+def _answerer(t, g, engine, seconds):
+    """position -> its result: the table's where it holds the position (exact), else the
+    engine's (labelled), else the table's error."""
+    def answer(position) -> dict:
+        if t is not None:
+            try:
+                return queries.query(t, g.format_position(position))
+            except (BeyondTable, NotInTable):
+                if engine is None:
+                    raise
+        return engine.analyse(position, seconds=seconds, threads=default_threads())
+    return answer
 
 
 def only_table() -> str:
     """The tables directory's one table, for commands that take no GAME."""
     directory = locate.tables_directory()
-    found = locate._readable(locate.scan(directory))
+    found = locate.readable(locate.scan(directory))
     if len(found) == 1:
         return found[0]["path"]
     if not found:
@@ -239,12 +279,12 @@ def _after(g, position, move, gains: dict) -> tuple:
     return g.play(position, move), {**gains, mover: gains[mover] + g.move_gain(position, move)}
 
 
-def _play(t, g, history: list, human: str, hints: bool, colour: bool) -> None:
+def _play(answer, g, history: list, human: str, hints: bool, colour: bool) -> None:
     """The game loop; `history` holds (position, gains so far) pairs."""
     history[:] = [(history[0], {s: 0 for s in g.sides})]
     while True:
         current, gains = history[-1]
-        result = queries.query(t, g.format_position(current))
+        result = answer(current)
         mover = g.side_to_move(current)
         ours = mover == human
         marks = drawing.marks_from_query(result)

@@ -8,16 +8,9 @@ import os
 from ..solver import games as registry
 from ..solver.contract import Game
 from ..solver.errors import BadParameters, BadPosition
-from ..tables.format import CorruptTable, ForeignTable, TableError, TableMissing
-from ..tables.store import open_table
-
-DEFAULT_DIRECTORY = "sowsolve-tables"
-SIDECARS = ("-journal", "-wal", "-shm")
-
-
-def tables_directory() -> str:
-    return os.environ.get("SOWSOLVE_TABLES") or DEFAULT_DIRECTORY
-
+from ..tables.format import TableMissing
+from ..tables.directory import (DEFAULT_DIRECTORY, SIDECARS, game_and_board, public, readable,  # noqa: F401
+                                scan, tables_directory)
 
 def short(text: str, limit: int = 40) -> str:
     """Bad input quoted by its prefix only."""
@@ -39,12 +32,6 @@ def default_table_path(game: Game, directory: str | None = None,
 def solve_command(game: Game) -> str:
     options = "".join(f" --{k.replace('_', '-')} {v}" for k, v in game.parameters().items())
     return f"sowsolve solve {game.name}{options}"
-
-
-def game_and_board(description: str) -> tuple[str, str]:
-    """'Diffusion v1, 2x4, 2 stones per pit' -> ('Diffusion v1', '2x4, 2 stones per pit')."""
-    game, _, board = description.partition(", ")
-    return game, board
 
 
 def family(game: Game) -> str:
@@ -104,60 +91,6 @@ def _looked_for(games: list[Game]) -> str:
     return registry.entry_of(games[0]).table_phrase(games[0])
 
 
-# --- what is in the directory ------------------------------------------------------------------
-def scan(directory: str | None = None) -> list[dict]:
-    """Every file of the directory (not hidden, not an SQLite sidecar), read-only: tables with
-    their game, board and size; other files with what is wrong with them.  Never raises for a
-    file; a missing directory is an empty list."""
-    directory = directory or tables_directory()
-    try:
-        names = sorted(os.listdir(directory))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    entries = []
-    for name in names:
-        path = os.path.join(directory, name)
-        if name.startswith(".") or name.endswith(SIDECARS) or not os.path.isfile(path):
-            continue
-        entries.append(_entry(path, name))
-    return entries
-
-
-def _entry(path: str, name: str) -> dict:
-    entry: dict = {"file": name, "path": path, "status": "table", "problem": None,
-                   "game": None, "description": None, "board": None, "parameters": None,
-                   "finished": None, "positions": None, "size_on_disk": None}
-    try:
-        entry["size_on_disk"] = os.path.getsize(path)
-        with open_table(path, allow_unfinished=True) as table:
-            meta = table.meta
-            game = table.game
-            entry.update(game=meta["game"], description=game.describe(),
-                         board=game_and_board(game.describe())[1], parameters=game.parameters(),
-                         finished=table.finished,
-                         positions=sum(int(v) for v in meta["tier_sizes"].values()))
-            entry["_game"] = game
-        if not entry["finished"]:
-            entry["status"] = "unfinished"
-    except ForeignTable as exc:
-        entry.update(status="not a table", problem=str(exc).replace(path, name))
-    except CorruptTable as exc:
-        entry.update(status="corrupt", problem=str(exc).replace(path, name))
-    except (TableError, OSError) as exc:
-        entry.update(status="unreadable", problem=(str(exc) or type(exc).__name__).replace(path, name))
-    except Exception as exc:  # noqa: BLE001 - a listing never fails for one odd file
-        entry.update(status="unreadable", problem=f"{type(exc).__name__}: {str(exc)[:80]}")
-    return entry
-
-
-def public(entry: dict) -> dict:
-    return {k: v for k, v in entry.items() if not k.startswith("_")}
-
-
-def _readable(entries: list[dict]) -> list[dict]:
-    return [e for e in entries if e["status"] in ("table", "unfinished")]
-
-
 def _no_tables(directory: str) -> str:
     """Why a directory offers no table: it is missing, empty, or holds only other files."""
     if not os.path.isdir(directory):
@@ -178,7 +111,7 @@ def _names(entries: list[dict], limit: int = 4) -> str:
 def table_for_position(text: str, directory: str | None = None) -> str:
     """The one table of the directory whose game and board accept the position."""
     directory = directory or tables_directory()
-    tables = _readable(scan(directory))
+    tables = readable(scan(directory))
     fits = []
     for entry in tables:
         try:
@@ -219,7 +152,7 @@ def table_for_game(game: Game, directory: str | None = None) -> str:
     path = default_table_path(game, directory)
     if os.path.isfile(path):
         return path
-    for entry in _readable(scan(directory)):
+    for entry in readable(scan(directory)):
         if entry["game"] == game.name and entry["parameters"] == game.parameters():
             return entry["path"]
     raise TableMissing(f"no table of {game.describe()} in {tables_directory_label(directory)} "
@@ -244,7 +177,7 @@ def resolve_read_table(table: str | None, game: str | None = None, board: dict |
         given = ", ".join("--" + name.replace("_", "-") for name in board)
         raise BadParameters(f"board options ({given}) need a GAME before them")
     directory = directory or tables_directory()
-    tables = _readable(scan(directory))
+    tables = readable(scan(directory))
     if len(tables) == 1:
         return tables[0]["path"]
     if not tables:

@@ -262,3 +262,41 @@ def refusal_text(e: dict) -> str:
     need = limits[0] if len(limits) == 1 else ", ".join(limits[:-1]) + " and " + limits[-1]
     return (f"solving {e['description']} ({count_text(e['positions'])} positions) would take "
             f"{need}; choose a smaller board, or pass --allow-large to start it anyway")
+
+
+def analyse_text(r: dict) -> str:
+    """`analyse` in words: every value says whether it is exact (a table, or a search that
+    reached only the end of the game and table entries) or an estimate, in the game's unit."""
+    from ..tables.analysis import describe_value
+    unit = r.get("unit", "")
+    lines = [f"game       {r['description']}" + (f" (table {r['table']})" if r.get("table") else ""),
+             f"position   {r['position']}"]
+    if r.get("source") == "table":
+        lines.append(f"value      {_value(r, r['value'], r['remoteness'])} (exact: the table)")
+    else:
+        lines.append(f"value      {describe_value(r, None, unit)} "
+                     + ("(exact: the search reached only ends and table entries)" if r["exact"]
+                        else f"(estimate, in {unit})"))
+    if r["moves"]:
+        lines.append("moves      (value for the side playing it; exact or estimated)")
+        width = max(len(m["move"]) for m in r["moves"])
+        for m in r["moves"]:
+            if r.get("source") == "table":
+                text = VALUE_KINDS[r["value_kind"]].short(m["value"])
+                rem = "no end" if m["remoteness"] is None else m["remoteness"]
+                lines.append(f"  {m['move']:<{width}}  {text:<5} {rem:<6} exact")
+            else:
+                label = "exact" if m["exact"] else f"estimate, depth {m.get('depth', 0)}"
+                lines.append(f"  {m['move']:<{width}}  {describe_value(m, None, unit):<14} {label}")
+        lines.append(f"best       {' '.join(r['best'])}")
+    if r.get("line"):
+        lines.append(f"line       {' '.join(r['line'])}")
+    search = r.get("search")
+    if search:
+        speed = search.get("nodes_per_second")
+        lines.append(f"search     depth {search['depth']}, {search['nodes']:,} positions in "
+                     f"{search['seconds']:.2f} s" + (f" ({speed / 1e6:.2f} M/s" if speed else " (")
+                     + f", {search['threads']} thread{'s' if search['threads'] != 1 else ''})"
+                     + (f"; tables at the leaves: {search['leaf_tiers']} tiers"
+                        if search.get("leaf_tiers") else "; no table at the leaves"))
+    return "\n".join(lines)

@@ -38,6 +38,19 @@ class Rates:
     memory_bytes_per_position: float = 2.0
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """How the analysis engine scores a position no table or search end settles, declared by
+    each game beside its rules: the features its play kernel computes (from the side to move)
+    and their integer weights.  The score is their weighted sum; 100 points are one `unit`
+    (margin games: one seed of margin, so an estimate reads like the exact margins)."""
+    features: tuple[str, ...]
+    weights: tuple[int, ...]
+    unit: str
+    #: how the weights were set (bench/tune_evaluation.py records the run)
+    tuned: str = "by hand"
+
+
 class Game(ABC):
     """One game on one board (name + parameters), e.g. Diffusion v1 on 2x4 with 2 stones.
 
@@ -167,6 +180,22 @@ class Game(ABC):
             if self.format_move(move) == text.strip():
                 return move
         raise BadMove(f"{text!r} is not a legal move in {self.format_position(position)}")
+
+    # --- play layer (optional: the analysis engine, tables/analysis.py) ------------------
+    #: the engine's evaluation (None: the game offers no play layer)
+    evaluation: Evaluation | None = None
+
+    def play_kernel(self):
+        """The PlayKernel capsule (sowsolve_kernel.h) of this board."""
+        raise NotImplementedError(f"{self.describe()} has no play layer")
+
+    def play_state(self, position) -> bytes:
+        """The engine's state of a position."""
+        raise NotImplementedError(f"{self.describe()} has no play layer")
+
+    def play_move(self, position, code: int):
+        """The move of `position` whose play-kernel code is `code`."""
+        raise NotImplementedError(f"{self.describe()} has no play layer")
 
     # --- tier layer (optional) --------------------------------------------------------
     def tiers(self) -> Sequence[int]:

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 #: grid unit in SVG pixels
 UNIT = 56
 MARGIN = 34
-COLOURS = {"win": "#2e7d32", "loss": "#c62828", "draw": "#f9a825"}
+#: an estimate (the engine's, beyond the tables) is drawn apart from every exact value
+COLOURS = {"win": "#2e7d32", "loss": "#c62828", "draw": "#f9a825", "estimate": "#6a4fb3"}
 #: fills of the players' blocks or houses, in the order a picture names its owners
 OWNER_FILLS = ("#d6e6f5", "#f7dcc4")
 OWNER_STROKES = ("#2f5f8a", "#a0522d")
@@ -66,26 +67,35 @@ class Picture:
 
 @dataclass(frozen=True)
 class Mark:
-    """What a move leads to, for the side playing it."""
-    value: str | int                           # "win"/"loss"/"draw", or a margin
+    """What a move leads to, for the side playing it: exact (a table, a proof, a search that
+    reached the end) or the engine's estimate, which has a tone of its own."""
+    value: str | int | float                   # "win"/"loss"/"draw", a margin, or an estimate
     remoteness: int | None
+    exact: bool = True
 
     @property
     def tone(self) -> str:
+        if not self.exact:
+            return "estimate"
         if isinstance(self.value, str):
             return self.value
         return "win" if self.value > 0 else "loss" if self.value < 0 else "draw"
 
     @property
     def short(self) -> str:
-        """'win 129', 'loss 12', '+2 17', '0 no end'."""
+        """'win 129', 'loss 12', '+2 17', '0 no end'; estimates '~+1.25', 'win 13?'."""
+        if not self.exact:
+            if isinstance(self.value, str):
+                return f"{self.value} {self.remoteness}?"
+            return f"~{self.value:+.2f}"
         head = self.value if isinstance(self.value, str) else f"{self.value:+d}" if self.value else "0"
         return f"{head} {'no end' if self.remoteness is None else self.remoteness}"
 
 
 def marks_from_query(result: dict) -> dict[str, Mark]:
     """Each move of a query result (tables/query.py) as a mark."""
-    return {m["move"]: Mark(m["value"], m["remoteness"]) for m in result.get("moves", [])}
+    return {m["move"]: Mark(m["value"], m["remoteness"], m.get("exact", True))
+            for m in result.get("moves", [])}
 
 
 # --- SVG ----------------------------------------------------------------------------------------
@@ -231,7 +241,8 @@ def svg(picture: Picture, marks: dict[str, Mark] | None = None, size: int | None
 
 # --- text -----------------------------------------------------------------------------------
 
-ANSI = {"win": "\033[32m", "loss": "\033[31m", "draw": "\033[33m", "end": "\033[0m"}
+ANSI = {"win": "\033[32m", "loss": "\033[31m", "draw": "\033[33m", "estimate": "\033[35m",
+        "end": "\033[0m"}
 BRACKETS = (("(", ")"), ("[", "]"))
 
 

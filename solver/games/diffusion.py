@@ -9,7 +9,7 @@ from __future__ import annotations
 import string
 from typing import NamedTuple
 
-from ..contract import Game, Rates
+from ..contract import Evaluation, Game, Rates
 from ..drawing import Picture, Region, Spot
 from ..kernels import compiled
 from ..errors import BadParameters, BadPosition, quote
@@ -250,6 +250,21 @@ class Diffusion(Game):
 
     def _other(self, side: str) -> str:
         return "B" if side == "A" else "A"
+
+    # --- play layer (the analysis engine) ----------------------------------------------
+    # From the side to move, who wins when its own block empties: stones in the other block
+    # less its own, and its own empty pits less the other's.
+    evaluation = Evaluation(features=("block_stones", "block_empty_pits"), weights=(100, 30),
+                            unit="stones")
+
+    def play_kernel(self):
+        return self.kernel().play_capsule()
+
+    def play_state(self, position: Position) -> bytes:
+        return self.kernel().play_state(position.board, 0 if position.side == "A" else 1)
+
+    def play_move(self, position: Position, code: int) -> int:
+        return int(code)
 
     def kernel_moves(self, position: Position) -> list[tuple[int, Position]]:
         return [(pit, Position(child, self._other(position.side)))

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..contract import Game, Rates
+from ..contract import Evaluation, Game, Rates
 from ..drawing import Picture, Spot
 from ..kernels import compiled
 from ..errors import BadMove, BadParameters, BadPosition, quote
@@ -276,6 +276,21 @@ class Overflow(Game):
         if not self.one_group(tuple(heights)):
             raise BadPosition(f"position {quote(text)}: the stacks do not form one group")
         return Position(tuple(heights), side)
+
+    # --- play layer (the analysis engine) ----------------------------------------------
+    # From the side to move, whose house must keep a disc: its house's discs and occupied
+    # cells less the other's, a house down to its last cell, the moves on the board.
+    evaluation = Evaluation(features=("house_discs", "house_cells", "last_cell", "mobility"),
+                            weights=(20, 100, 300, 2), unit="house cells")
+
+    def play_kernel(self):
+        return self.kernel().play_capsule()
+
+    def play_state(self, position: Position) -> bytes:
+        return self.kernel().play_state(position.heights, 0 if position.side == "L" else 1)
+
+    def play_move(self, position: Position, code: int) -> tuple[int, int]:
+        return tuple(self.kernel().play_move(code))
 
     # --- search layer -----------------------------------------------------------------
     def kernel(self):

@@ -11,7 +11,7 @@ import re
 import string
 from typing import NamedTuple
 
-from ..contract import Game, Rates
+from ..contract import Evaluation, Game, Rates
 from ..drawing import Picture, Region, Spot
 from ..kernels import compiled, run_stoppable
 from ..values import MARGIN
@@ -405,6 +405,23 @@ class ZigZag(Game):
         seeds, index = _zigzag.rank(self.kernel(), position.board,
                                     0 if position.side == "P" else 1, position.ko)
         return seeds * 3 + self.CAPTURERS.index(position.last), index
+
+    # --- play layer (the analysis engine) ----------------------------------------------
+    # From the side to move, who captures from its own row: seeds on its row less the other
+    # row, the seeds left counted for the last capturer, its best capture now and the best the
+    # other side would have on this board.  Scores are margins in hundredths of a seed.
+    evaluation = Evaluation(features=("row_seeds", "leftover", "capture_now", "capture_next"),
+                            weights=(20, 50, 80, -50), unit="seeds")
+
+    def play_kernel(self):
+        return self.kernel().play_capsule()
+
+    def play_state(self, position: Position) -> bytes:
+        return self.kernel().play_state(position.board, 0 if position.side == "P" else 1, position.ko,
+                                        self.CAPTURERS.index(position.last))
+
+    def play_move(self, position: Position, code: int) -> int:
+        return int(code)
 
     def stored_positions(self, tier: int, start: int, stop: int) -> list[Position]:
         seeds, c = divmod(tier, 3)

@@ -1,0 +1,146 @@
+"""`sowsolve analyse`: any position of any board, exact where a table or the search's end says
+so, estimated elsewhere -- and never the one printed as the other."""
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from ..solver.errors import BadParameters, BadPosition
+from ..solver.tiers import default_threads
+from ..tables import analysis
+from ..tables.directory import tables_of_board
+from ..tables.store import open_table
+from . import locate, render
+from .app import WHOLE, app, clear_errors, emit_json, parse_memory
+
+
+def game_of_text(text: str, table: str | None):
+    """The game and board a position is analysed on: --table's; else that of a finished
+    table of the tables directory whose game and board accept the text; else the smallest
+    board the text can be a position of."""
+    if table is not None:
+        with open_table(table) as t:
+            game = t.game
+        locate.parse_for_table(game, text)
+        return game
+    fits = []
+    for entry in locate.readable(locate.scan()):
+        game = entry["_game"]
+        try:
+            game.check_position(game.parse_position(text))
+        except BadPosition:
+            continue
+        fits.append((not entry["finished"], game))
+    if fits:
+        return sorted(fits, key=lambda f: f[0])[0][1]
+    games = locate.guess_games(text)
+    if not games:
+        raise BadPosition(f"{locate.short(text)} is no position of {locate._examples()}")
+    return games[0]
+
+
+class LiveLine:
+    """The search's progress on one refreshed line of stderr, when stderr is a terminal."""
+
+    def __init__(self):
+        self.shown = sys.stderr.isatty()
+        self.width = 0
+
+    def __call__(self, status: analysis.Status) -> None:
+        if not self.shown:
+            return
+        speed = status.nodes / status.seconds if status.seconds > 0 else 0
+        text = (f"depth {status.depth}  nodes {status.nodes:,}  {speed / 1e6:.2f} M/s  "
+                f"best {status.best or '-'} {status.value}  {status.seconds:.1f} s")
+        sys.stderr.write("\r" + text.ljust(self.width))
+        sys.stderr.flush()
+        self.width = len(text)
+
+    def clear(self) -> None:
+        if self.shown and self.width:
+            sys.stderr.write("\r" + " " * self.width + "\r")
+            sys.stderr.flush()
+
+
+@app.command(short_help="Best moves of any position: exact from tables, else the engine's estimate.")
+def analyse(
+    position: str = typer.Argument(..., help="Position text, e.g. '555555/555555 p - -'."),
+    seconds: Optional[float] = typer.Option(None, "--time", metavar="SECONDS", help="Think this "
+                                            f"long (default {analysis.DEFAULT_SECONDS:g} s)."),
+    nodes: Optional[int] = typer.Option(None, "--nodes", **WHOLE, help="Search this many "
+                                        "positions instead of a time (with --threads 1, the "
+                                        "same answer every run)."),
+    threads: Optional[int] = typer.Option(None, "--threads", **WHOLE, help="Search threads; "
+                                          "left out, every core."),
+    multipv: Optional[int] = typer.Option(None, "--multipv", **WHOLE, help="Give "
+                                          "values to the K best moves only (the rest: an upper "
+                                          "bound); left out, every move."),
+    seed: int = typer.Option(0, "--seed", **WHOLE, help="Order of the moves tried first (0: "
+                             "as generated)."),
+    table: Optional[str] = typer.Option(None, "--table", help="A table of the position's board "
+                                        "(its game and board are the position's); left out, "
+                                        "every table of that board in the tables directory."),
+    memory: str = typer.Option("256M", "--hash", metavar="SIZE", help="Memory of the search's "
+                               "transposition table (64M, 1G, ...)."),
+    leaf_memory: str = typer.Option("1G", "--leaf-memory", metavar="SIZE", help="At most this "
+                                    "much of the tables is read into memory for the leaves "
+                                    "(tiers with the fewest stones first)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+):
+    """Value of a position and of every legal move, best first, and the best line.
+
+    A table that holds the position answers it: every value exact, as `query` prints it.
+    Elsewhere the engine searches it (alpha-beta with a transposition table, every table of
+    the board at its leaves) and labels each value: exact (win/loss in N, or a margin) where
+    the search reached only the end of the game and table entries, else an estimate
+    (~+1.25, in the game's unit: Overflow house cells, Diffusion stones, Zig Zag seeds).
+    Ctrl-C prints the best found so far (exit 130).
+
+    \b
+    Examples:
+      sowsolve analyse '555555/555555 p - -' --time 10
+      sowsolve analyse '111111/111111/111111/111111/111111/111111 L' --multipv 3
+      sowsolve analyse '2222/2222 A' --nodes 100000 --threads 1 --json
+    """
+    live = LiveLine()
+    with clear_errors():
+        hash_bytes = parse_memory(memory, "--hash", allow_zero=False)
+        leaf_bytes = parse_memory(leaf_memory, "--leaf-memory", allow_zero=True)
+        threads = default_threads() if threads is None or threads == 0 else threads
+        analysis.check_budget(seconds, nodes, threads, multipv, seed)
+        game = game_of_text(position, table)
+        parsed = locate.parse_for_game(game, position)
+        game.check_position(parsed)
+        paths = [table] if table is not None else tables_of_board(game)
+        opened = []
+        try:
+            for path in paths:
+                opened.append(open_table(path))
+            try:
+                result = analysis.analyse(parsed, game, opened, seconds=seconds, nodes=nodes,
+                                          threads=threads, multipv=multipv, seed=seed,
+                                          hash_bytes=hash_bytes, leaf_bytes=leaf_bytes,
+                                          on_status=live)
+            except analysis.Interrupted as stop:
+                live.clear()
+                _print(stop.result, as_json)
+                raise KeyboardInterrupt("interrupted: the best found so far is above") from None
+        finally:
+            for t in opened:
+                t.close()
+        live.clear()
+        _print(result, as_json)
+
+
+def _print(result: dict, as_json: bool) -> None:
+    if as_json:
+        emit_json(result)
+    else:
+        typer.echo(render.analyse_text(result))
+
+
+def check_analysable(game) -> None:
+    if game.evaluation is None:
+        raise BadParameters(f"{game.describe()} has no analysis engine")

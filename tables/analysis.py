@@ -1,0 +1,312 @@
+"""Analysis of any position: the table's answer where a table holds it, else the engine's
+(cext/engine.pyx) with every table of the board at its leaves, each value labelled exact or
+estimated -- the way an analysis board shows tablebase values where a tablebase holds the
+position and an engine's evaluation elsewhere, and never mixes the two up.
+
+`analyse` returns the object `sowsolve analyse --json` prints: shaped like `query --json`
+(position, value, remoteness, final, moves with move/value/remoteness/exact, best), plus
+"exact" for the position's own value, the line, and "search" (depth, nodes, seconds, ...).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..solver.contract import Game
+from ..solver.errors import BadParameters
+from ..solver.kernels import compiled
+from .format import BeyondTable, NotInTable
+from .layout import KeyedLayout
+from .store import Table
+
+_engine = compiled("engine")
+
+#: the transposition table's memory when none is given
+DEFAULT_HASH_BYTES = 256 << 20
+#: the most memory the tables at the leaves take when none is given (tiers load smallest first)
+DEFAULT_LEAF_BYTES = 1 << 30
+#: the budget when neither time nor nodes is given
+DEFAULT_SECONDS = 5.0
+MAX_SECONDS = 7 * 24 * 3600.0
+MAX_NODES = 1 << 50
+MAX_THREADS = 256
+#: plies of the best line shown
+LINE_PLIES = 24
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a search; `result` holds the best found so far."""
+
+    def __init__(self, result: dict):
+        super().__init__("interrupted")
+        self.result = result
+
+
+@dataclass
+class Status:
+    """What a running search has found so far (handed to the `on_status` callback)."""
+    depth: int
+    nodes: int
+    seconds: float
+    best: str | None
+    value: str
+
+
+class Analyser:
+    """The engine of one game board with its tables at the leaves: built once (the tables are
+    read into memory then), asked about many positions (`play` and `serve` keep one)."""
+
+    def __init__(self, game: Game, tables: Sequence[Table] = (), hash_bytes: int = DEFAULT_HASH_BYTES,
+                 leaf_bytes: int = DEFAULT_LEAF_BYTES, weights: Sequence[int] | None = None):
+        if game.evaluation is None:
+            raise BadParameters(f"{game.describe()} has no analysis engine")
+        self.game = game
+        self.evaluation = game.evaluation
+        self.engine = _engine.Engine(game.play_kernel(), list(weights or self.evaluation.weights),
+                                     hash_bytes)
+        self.tables = [t for t in tables if t.game.name == game.name
+                       and t.game.parameters() == game.parameters()]
+        self.leaves = self._load_leaves(leaf_bytes)
+        self._lock = threading.Lock()
+
+    def _load_leaves(self, budget: int) -> dict:
+        """Every solved tier of the board's tables, fewest stones first, while they fit the
+        budget: records as the table's reader checked them (and a keyed tier's keys), so no
+        value reaches the kernel unchecked."""
+        offered: dict[int, Table] = {}
+        for table in self.tables:
+            for tier in table.solved_tiers:
+                offered.setdefault(tier, table)
+        loaded, used, left_out = [], 0, 0
+        for tier in sorted(offered, key=lambda t: (self.game.tier_stones(t), t)):
+            table = offered[tier]
+            size = table.tier_size(tier) * (10 if _keyed(table) else 2)
+            if used + size > budget:
+                left_out += 1
+                continue
+            data = table.tier_data(tier)
+            records = data.records if hasattr(data, "records") else data
+            keys = table.tier_keys(tier) if _keyed(table) else None
+            self.engine.add_tier(tier, records, keys)
+            loaded.append(tier)
+            used += size
+        return {"tiers": len(loaded), "bytes": used, "tiers_left_out": left_out,
+                "most_stones": max((self.game.tier_stones(t) for t in loaded), default=None),
+                "tables": [t.path for t in self.tables]}
+
+    # --- one position -------------------------------------------------------------------------
+    def analyse(self, position, seconds: float | None = None, nodes: int | None = None,
+                threads: int = 1, multipv: int | None = None, seed: int = 0,
+                on_status: Callable[[Status], None] | None = None,
+                status_every: float = 0.25) -> dict:
+        """The engine's answer for `position` (a position object); see the module."""
+        seconds, nodes, threads = check_budget(seconds, nodes, threads, multipv, seed)
+        game = self.game
+        state = game.play_state(position)
+        with self._lock:                       # one search at a time on this table
+            self.engine.clear()
+            done = threading.Event()
+            failure: list[BaseException] = []
+
+            def run():
+                try:
+                    self.engine.run(state, seconds or 0.0, nodes or 0, threads, multipv or 0, seed)
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+                    failure.append(exc)
+                finally:
+                    done.set()
+
+            worker = threading.Thread(target=run, name="sowsolve-analyse", daemon=True)
+            worker.start()
+            interrupted = False
+            try:
+                while not done.wait(status_every):
+                    if on_status is not None:
+                        on_status(self._status(position))
+            except KeyboardInterrupt:
+                interrupted = True
+                self.engine.stop()
+                while not done.wait(0.05):
+                    pass
+            if failure:
+                raise failure[0]
+            result = self._result(position, state, threads)
+        if interrupted:
+            raise Interrupted(result)
+        return result
+
+    def _status(self, position) -> Status:
+        depth, nodes, seconds, code, score, proven = self.engine.status()
+        best = None if code is None else self.game.format_move(self.game.play_move(position, code))
+        value = "" if score is None else self.value_text(score, proven)
+        return Status(depth, nodes, seconds, best, value)
+
+    def value_text(self, score: int, exact: bool) -> str:
+        v = self.value_of(score, exact)
+        return describe_value(v, self.game, self.evaluation.unit)
+
+    def value_of(self, score: int, exact: bool, bound: bool = False) -> dict:
+        """A score as the JSON shows it: exact values as `query` prints them (win/loss and
+        remoteness, or a margin), estimates as a number of `unit`s with exact false."""
+        margin_game = self.engine.margin
+        mate, limit, scale = _engine.MATE_SCORE, _engine.MATE_LIMIT, _engine.SCORE_SCALE
+        if not margin_game and abs(score) > limit:
+            # a win or loss the search found: exact only where proven (else a faster win or a
+            # longer defence may lie beyond what it searched)
+            return {"value": "win" if score > 0 else "loss", "remoteness": mate - abs(score),
+                    "exact": exact and not bound, "bound": "upper" if bound else None}
+        if exact and not bound:
+            if margin_game:
+                return {"value": score // scale, "remoteness": None, "exact": True, "bound": None}
+            return {"value": "draw", "remoteness": None, "exact": True, "bound": None}
+        return {"value": round(score / 100.0, 2), "remoteness": None, "exact": False,
+                "bound": "upper" if bound else None}
+
+    def _result(self, position, state: bytes, threads: int) -> dict:
+        game = self.game
+        depth, nodes, seconds, _, _, _ = self.engine.status()
+        report = self.engine.report()
+        moves = []
+        children = {code: child for code, _, child in self.engine.moves(state)}
+        for code, gain, score, exact_value, proven, move_depth, _ in report:
+            move = game.play_move(position, code)
+            entry = {"move": game.format_move(move)}
+            entry.update(self.value_of(score, proven, bound=not exact_value))
+            if not entry["exact"]:
+                entry["depth"] = move_depth
+            if entry["bound"] is None:
+                del entry["bound"]
+            entry["score"] = score
+            entry["_code"] = code
+            moves.append(entry)
+        final = not moves
+        if final:
+            score = self.engine.final(state)
+            value = self.value_of(score, True)
+            best: list[str] = []
+        else:
+            top = moves[0]
+            every_proven = all(r[4] for r in report)
+            value = self.value_of(top["score"], every_proven and top["exact"])
+            best = [m["move"] for m in moves if m["score"] == top["score"] and "bound" not in m]
+        line = []
+        if moves:
+            code = moves[0]["_code"]
+            codes = [code] + self.engine.principal_variation(children[code], LINE_PLIES - 1)
+            line = _line_texts(game, position, codes)
+        for m in moves:
+            del m["_code"]
+        result = {
+            "position": game.format_position(position), "value": value["value"],
+            "remoteness": value["remoteness"], "exact": value["exact"], "final": final,
+            "moves": moves, "best": best, "line": line,
+            "side_to_move": game.side_to_move(position), "source": "engine",
+            "value_kind": game.value_kind.name, "unit": self.evaluation.unit,
+            "game": game.name, "description": game.describe(), "parameters": game.parameters(),
+            "search": {"depth": depth, "nodes": nodes, "seconds": round(seconds, 3),
+                       "nodes_per_second": int(nodes / seconds) if seconds > 0 else None,
+                       "threads": threads, "leaf_tiers": self.leaves["tiers"],
+                       "leaf_tables": self.leaves["tables"]},
+        }
+        return result
+
+
+def _keyed(table: Table) -> bool:
+    return isinstance(table.layout, KeyedLayout)
+
+
+def _line_texts(game: Game, position, codes: list[int]) -> list[str]:
+    line = []
+    for code in codes:
+        try:
+            move = game.play_move(position, code)
+            line.append(game.format_move(move))
+            position = game.play(position, move)
+        except Exception:  # noqa: BLE001 - a line stops where it stops being legal
+            break
+    return line
+
+
+def describe_value(v: dict, game: Game, unit: str) -> str:
+    """A value as text: 'win in 13', 'margin +4', or '~ +1.35 house cells (estimate)'."""
+    if isinstance(v["value"], str) and v["value"] in ("win", "loss"):
+        text = f"{v['value']} in {v['remoteness']}"
+        if v.get("bound"):
+            return f"at most {text}"
+        return text if v["exact"] else f"{text}?"
+    if v["exact"]:
+        return f"{v['value']}" if isinstance(v["value"], str) else f"margin {v['value']:+d}"
+    prefix = "at most " if v.get("bound") else "~"
+    return f"{prefix}{v['value']:+.2f}"
+
+
+def check_budget(seconds, nodes, threads, multipv, seed) -> tuple:
+    """The budget checked: one sentence naming what is wrong (BadParameters)."""
+    if seconds is not None and nodes is not None:
+        raise BadParameters("give a time (--time) or a node budget (--nodes), not both")
+    if seconds is not None and not (0 < seconds <= MAX_SECONDS) or seconds != seconds:
+        raise BadParameters(f"--time must be more than 0 and at most {MAX_SECONDS:g} seconds, "
+                            f"not {str(seconds)[:20]}")
+    if nodes is not None and not 1 <= nodes <= MAX_NODES:
+        raise BadParameters(f"--nodes must be from 1 to {MAX_NODES:,}, not {str(nodes)[:20]}")
+    if not 1 <= threads <= MAX_THREADS:
+        raise BadParameters(f"--threads must be from 1 to {MAX_THREADS}, not {str(threads)[:20]}")
+    if multipv is not None and not 1 <= multipv <= 512:
+        raise BadParameters(f"--multipv must be from 1 to 512, not {str(multipv)[:20]}")
+    if not 0 <= seed < 1 << 63:
+        raise BadParameters(f"--seed must be from 0 to 2^63-1, not {str(seed)[:20]}")
+    if seconds is None and nodes is None:
+        seconds = DEFAULT_SECONDS
+    return seconds, nodes, threads
+
+
+def table_answer(table: Table, position) -> dict | None:
+    """The table's own answer for a position it holds (every value exact), shaped as the
+    engine's; None where the table does not hold it."""
+    from .query import query
+    game = table.game
+    try:
+        table.record(position)
+    except (NotInTable, BeyondTable):
+        return None
+    result = query(table, game.format_position(position))
+    if result.get("source") != "table":
+        return None
+    result["exact"] = True
+    for move in result["moves"]:
+        move["exact"] = True
+    result["table"] = table.path
+    return result
+
+
+def analyse(position, game: Game | None = None, tables: Sequence[Table] = (), *,
+            seconds: float | None = None, nodes: int | None = None, threads: int = 1,
+            multipv: int | None = None, seed: int = 0, hash_bytes: int = DEFAULT_HASH_BYTES,
+            leaf_bytes: int = DEFAULT_LEAF_BYTES,
+            on_status: Callable[[Status], None] | None = None) -> dict:
+    """The value of a position and of each of its moves, each labelled exact or estimated.
+
+    `position` is text or a position object of `game` (text needs no game where `tables`
+    give one).  A table of `tables` that holds the position answers it whole (every value
+    exact, "source": "table"); else the engine searches it for `seconds` (default 5) or
+    `nodes`, on `threads` threads, with those tables' tiers at its leaves ("source": "engine").
+    Ctrl-C raises Interrupted, whose `result` is the best found so far."""
+    seconds, nodes, threads = check_budget(seconds, nodes, threads, multipv, seed)
+    if game is None:
+        if not tables:
+            raise BadParameters("name the game (a Game) or give tables to read it from")
+        game = tables[0].game
+    if isinstance(position, str):
+        position = game.parse_position(position)
+    game.check_position(position)
+    for table in tables:
+        if table.game.name == game.name and table.game.parameters() == game.parameters():
+            answer = table_answer(table, position)
+            if answer is not None:
+                return answer
+    analyser = Analyser(game, tables, hash_bytes=hash_bytes, leaf_bytes=leaf_bytes)
+    return analyser.analyse(position, seconds, nodes, threads, multipv, seed, on_status)

@@ -1,0 +1,88 @@
+"""The tables directory ($SOWSOLVE_TABLES, else sowsolve-tables) and what is in it, read-only:
+the command line finds a position's table here, and the analysis engine every table of a
+board for its leaves.  Nothing here creates or changes a file."""
+from __future__ import annotations
+
+import os
+
+from ..solver.contract import Game
+from .format import CorruptTable, ForeignTable, TableError
+from .store import open_table
+
+
+DEFAULT_DIRECTORY = "sowsolve-tables"
+SIDECARS = ("-journal", "-wal", "-shm")
+
+
+def tables_directory() -> str:
+    return os.environ.get("SOWSOLVE_TABLES") or DEFAULT_DIRECTORY
+
+
+def game_and_board(description: str) -> tuple[str, str]:
+    """'Diffusion v1, 2x4, 2 stones per pit' -> ('Diffusion v1', '2x4, 2 stones per pit')."""
+    game, _, board = description.partition(", ")
+    return game, board
+
+
+def scan(directory: str | None = None) -> list[dict]:
+    """Every file of the directory (not hidden, not an SQLite sidecar), read-only: tables with
+    their game, board and size; other files with what is wrong with them.  Never raises for a
+    file; a missing directory is an empty list."""
+    directory = directory or tables_directory()
+    try:
+        names = sorted(os.listdir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    entries = []
+    for name in names:
+        path = os.path.join(directory, name)
+        if name.startswith(".") or name.endswith(SIDECARS) or not os.path.isfile(path):
+            continue
+        entries.append(_entry(path, name))
+    return entries
+
+
+def _entry(path: str, name: str) -> dict:
+    entry: dict = {"file": name, "path": path, "status": "table", "problem": None,
+                   "game": None, "description": None, "board": None, "parameters": None,
+                   "finished": None, "positions": None, "size_on_disk": None}
+    try:
+        entry["size_on_disk"] = os.path.getsize(path)
+        with open_table(path, allow_unfinished=True) as table:
+            meta = table.meta
+            game = table.game
+            entry.update(game=meta["game"], description=game.describe(),
+                         board=game_and_board(game.describe())[1], parameters=game.parameters(),
+                         finished=table.finished,
+                         positions=sum(int(v) for v in meta["tier_sizes"].values()))
+            entry["_game"] = game
+        if not entry["finished"]:
+            entry["status"] = "unfinished"
+    except ForeignTable as exc:
+        entry.update(status="not a table", problem=str(exc).replace(path, name))
+    except CorruptTable as exc:
+        entry.update(status="corrupt", problem=str(exc).replace(path, name))
+    except (TableError, OSError) as exc:
+        entry.update(status="unreadable", problem=(str(exc) or type(exc).__name__).replace(path, name))
+    except Exception as exc:  # noqa: BLE001 - a listing never fails for one odd file
+        entry.update(status="unreadable", problem=f"{type(exc).__name__}: {str(exc)[:80]}")
+    return entry
+
+
+def public(entry: dict) -> dict:
+    return {k: v for k, v in entry.items() if not k.startswith("_")}
+
+
+def _readable(entries: list[dict]) -> list[dict]:
+    return [e for e in entries if e["status"] in ("table", "unfinished")]
+
+
+def readable(entries: list[dict]) -> list[dict]:
+    """The entries that are tables sowsolve can read (finished or not)."""
+    return [e for e in entries if e["status"] in ("table", "unfinished")]
+
+
+def tables_of_board(game: Game, directory: str | None = None) -> list[str]:
+    """Paths of the finished tables of this game and board in the directory."""
+    return [e["path"] for e in readable(scan(directory))
+            if e["finished"] and e["game"] == game.name and e["parameters"] == game.parameters()]

@@ -1,0 +1,255 @@
+"""The analysis engine (cext/engine.pyx, tables/analysis.py, `sowsolve analyse`): its move
+generation against the reference rules, its exact labels against solved tables (the engine not
+given the table), tables at its leaves, Ctrl-C, bad input, determinism."""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import solve_to
+from sowsolve.solver.games import make_game
+from sowsolve.tables.analysis import Analyser, analyse
+from sowsolve.tables.store import open_table
+
+BOARDS = {
+    "diffusion": dict(cols=4, stones=2),
+    "zigzag": dict(cols=4, stones=2),
+    "overflow": dict(size="3x3"),
+}
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("analyse")
+    paths = {}
+    for name, board in BOARDS.items():
+        paths[name] = str(directory / f"{name}.sqlite")
+        solve_to(paths[name], name, **board)
+    endgame = str(directory / "zigzag-2x4-k3-max6.sqlite")
+    done = run_cli("solve", "zigzag", "--cols", "4", "--stones", "3", "--max-stones", "6",
+                   "--table", endgame)
+    assert done.returncode == 0, done.stderr
+    paths["zigzag-max6"] = endgame
+    return directory, paths
+
+
+def random_walk(game, rng, plies):
+    position = game.initial()
+    for _ in range(plies):
+        moves = game.legal_moves(position)
+        if not moves:
+            break
+        position = game.play(position, rng.choice(moves))
+    return position
+
+
+@pytest.mark.parametrize("name,board", [
+    ("diffusion", dict(cols=6, stones=4)), ("diffusion-v2", dict(cols=5, stones=3)),
+    ("overflow", dict(size="6x6")), ("overflow", dict(size="3x5")),
+    ("zigzag", dict(cols=6, stones=5)), ("zigzag", dict(cols=4, stones=2)),
+])
+def test_play_kernel_moves_are_the_rules(name, board):
+    """Every state along random games: the play kernel's moves, children and gains are the
+    reference rules' (solver/games/*.py), and it ends the game where they do."""
+    game = make_game(name, **board)
+    a = Analyser(game, hash_bytes=1 << 20)
+    rng = random.Random(7)
+    for walk in range(12):
+        position = game.initial()
+        for _ in range(rng.randrange(5, 80)):
+            state = game.play_state(position)
+            kernel = a.engine.moves(state)
+            legal = game.legal_moves(position)
+            assert sorted(map(str, (game.play_move(position, c) for c, _, _ in kernel))) == \
+                sorted(map(str, legal))
+            for code, gain, child in kernel:
+                move = game.play_move(position, code)
+                assert child == game.play_state(game.play(position, move))
+                assert gain == game.move_gain(position, move)
+            if not legal:
+                final = a.engine.final(state)
+                outcome = game.outcome(position)
+                if game.value_kind.name == "margin":
+                    assert final == 100 * game.leftover_margin(position)
+                else:
+                    assert (final > 0) == (outcome == "win")
+                break
+            position = game.play(position, rng.choice(legal))
+
+
+def sampled_positions(table, count, rng):
+    """Positions stored in a table, drawn across its tiers (both sides to move)."""
+    game = table.game
+    tiers = [t for t in table.solved_tiers if table.tier_size(t)]
+    found = []
+    while len(found) < count:
+        tier = rng.choice(tiers)
+        index = rng.randrange(table.tier_size(tier))
+        position = table.stored_positions(tier, index, index + 1)[0]
+        images = game.images(position)
+        found.append(rng.choice(images))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(BOARDS))
+def test_exact_labels_are_the_table_values(tables, name):
+    """The engine, not given the table, on positions the table holds: every value it labels
+    exact is the table's (win/loss and remoteness, or the margin), and so is the position's."""
+    _, paths = tables
+    rng = random.Random(11)
+    with open_table(paths[name]) as table:
+        game = table.game
+        a = Analyser(game, hash_bytes=1 << 22)
+        exact_moves = 0
+        for position in sampled_positions(table, 60, rng):
+            if game.outcome(position) is not None or not game.legal_moves(position):
+                continue
+            truth = table.query(game.format_position(position))
+            if truth.get("source") != "table":
+                continue
+            moves = {m["move"]: m for m in truth["moves"]}
+            result = a.analyse(position, nodes=rng.choice([300, 3000, 30000]), threads=1)
+            assert result["source"] == "engine"
+            for m in result["moves"]:
+                if m["exact"]:
+                    exact_moves += 1
+                    assert m["value"] == moves[m["move"]]["value"], (truth["position"], m)
+                    if game.value_kind.name == "winloss":
+                        assert m["remoteness"] == moves[m["move"]]["remoteness"], (truth["position"], m)
+            if result["exact"]:
+                assert result["value"] == truth["value"]
+                if game.value_kind.name == "winloss":
+                    assert result["remoteness"] == truth["remoteness"]
+        assert exact_moves >= 5          # the check above was exercised
+
+
+def test_estimates_are_never_exact_where_nothing_is_known():
+    """The standard Overflow start, no table, a small budget: nothing is labelled exact."""
+    game = make_game("overflow", size="6x6")
+    result = analyse(game.initial(), game, nodes=5000, threads=1)
+    assert result["source"] == "engine" and not result["exact"]
+    assert result["moves"] and not any(m["exact"] for m in result["moves"])
+    assert all(isinstance(m["value"], float) for m in result["moves"])
+
+
+def test_a_position_the_table_holds_is_answered_by_it(tables):
+    _, paths = tables
+    with open_table(paths["diffusion"]) as table:
+        result = analyse("2222/2222 A", tables=[table], nodes=10)
+        truth = table.query("2222/2222 A")
+    assert result["source"] == "table" and result["exact"]
+    assert [(m["move"], m["value"], m["remoteness"]) for m in result["moves"]] == \
+        [(m["move"], m["value"], m["remoteness"]) for m in truth["moves"]]
+    assert all(m["exact"] for m in result["moves"])
+
+
+def test_endgame_table_at_the_leaves(tables):
+    """Zig Zag 2x4 with 3 seeds per pit, 7 seeds on the board: the endgame table of at most 6
+    seeds answers every capture at once, so each move that captures is exact and equal to the
+    full table's value."""
+    _, paths = tables
+    full = str(tables[0].parent / "zigzag-2x4-k3-whole.sqlite")
+    solve_to(full, "zigzag", cols=4, stones=3)
+    text = "1201/0210 p - P"
+    with open_table(paths["zigzag-max6"]) as endgame, open_table(full) as whole:
+        game = whole.game
+        a = Analyser(game, [endgame])
+        assert a.leaves["tiers"] > 0 and a.leaves["most_stones"] == 6
+        result = a.analyse(game.parse_position(text), nodes=200000, threads=1)
+        truth = {m["move"]: m["value"] for m in whole.query(text)["moves"]}
+        assert result["exact"] and result["value"] == whole.query(text)["value"]
+        for m in result["moves"]:
+            assert m["exact"] and m["value"] == truth[m["move"]]
+
+
+SOWSOLVE = [sys.executable, "-c", "from sowsolve.cli.entry import main; main()"]
+
+
+def run_cli(*args, env=None, **kw):
+    return subprocess.run([*SOWSOLVE, *args], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, **kw)
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--time", "0"], "--time must be more than 0"),
+    (["--time", "-2"], "--time must be more than 0"),
+    (["--nodes", "0"], "--nodes must be from 1"),
+    (["--time", "1", "--nodes", "5"], "not both"),
+    (["--threads", "999"], "--threads must be from 1"),
+    (["--multipv", "0"], "--multipv must be from 1"),
+    (["--hash", "lots"], "--hash must be a size"),
+    (["--hash", "0"], "--hash must be more than 0"),
+])
+def test_bad_budgets_are_one_sentence(tmp_path, args, fragment):
+    done = run_cli("analyse", "555555/555555 p - -", *args, env={"SOWSOLVE_TABLES": str(tmp_path)})
+    assert done.returncode == 2, done.stderr
+    assert fragment in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not done.stdout
+
+
+@pytest.mark.parametrize("text", ["hello", "55555/555555 p - -", "444444/444444 A B", ""])
+def test_bad_positions_are_one_sentence(tmp_path, text):
+    done = run_cli("analyse", text, "--nodes", "10", env={"SOWSOLVE_TABLES": str(tmp_path)})
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.startswith("sowsolve: ") and "Traceback" not in done.stderr
+    assert not done.stdout
+    assert os.listdir(tmp_path) == []            # a read creates nothing
+
+
+def test_deterministic_with_one_thread_and_a_seed(tmp_path):
+    def once():
+        done = run_cli("analyse", "555555/555555 p - -", "--nodes", "40000", "--threads", "1",
+                       "--seed", "5", "--json", env={"SOWSOLVE_TABLES": str(tmp_path)})
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+        del result["search"]["seconds"], result["search"]["nodes_per_second"]
+        return result
+    first, second = once(), once()
+    assert first == second
+    assert first["search"]["nodes"] >= 40000 and not first["exact"]
+
+
+def test_ctrl_c_prints_the_best_so_far(tmp_path):
+    proc = subprocess.Popen([*SOWSOLVE, "analyse",
+                             "111111/111111/111111/111111/111111/111111 L", "--time", "60",
+                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "SOWSOLVE_TABLES": str(tmp_path)})
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    result = json.loads(out)
+    assert result["moves"] and result["search"]["depth"] >= 1
+    assert not any(m["exact"] for m in result["moves"])
+    assert len(err.strip().splitlines()) == 1 and "interrupted" in err
+
+
+def test_query_names_analyse_where_no_table_answers(tmp_path):
+    done = run_cli("query", "555555/555555 p - -", env={"SOWSOLVE_TABLES": str(tmp_path)})
+    assert done.returncode == 2 and "sowsolve analyse" in done.stderr
+
+
+def test_analyse_reads_the_directory_tables(tables):
+    directory, paths = tables
+    done = run_cli("analyse", "2222/2222 p - -", "--json", "--nodes", "100",
+                   env={"SOWSOLVE_TABLES": str(directory)})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    with open_table(paths["zigzag"]) as table:
+        truth = table.query("2222/2222 p - -")
+    assert result["source"] == "table" and result["value"] == truth["value"]
+
+
+def test_estimates_are_drawn_apart():
+    from sowsolve.solver import drawing
+    game = make_game("overflow", size="4x4")
+    result = analyse(game.initial(), game, nodes=2000, threads=1)
+    marks = drawing.marks_from_query(result)
+    picture = drawing.svg(game.picture(game.initial()), marks)
+    assert 'class="move estimate"' in picture and 'class="move win"' not in picture
+    assert all(mark.short.startswith("~") for mark in marks.values())
