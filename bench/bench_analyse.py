@@ -1,0 +1,146 @@
+"""The analysis engine against perfect play, and its speed.
+
+Agreement: positions sampled from solved tables (the engine is not given the table); for each,
+the move the engine chooses in --time seconds keeps the position's value (a win stays a win;
+Zig Zag: the margin stays the same), counted per game and per remoteness band; and every value
+it labels exact is compared with the table (it must be right every time).
+
+Speed: positions searched per second from the start of each standard board, and the time to
+reach depth 10 from the start of Overflow 6x6.
+
+    python bench/bench_analyse.py --tables DIR [--positions 2000] [--time 0.1] [--out F]
+
+DIR must hold the tables (it is where they are looked for): Overflow 4x4, Zig Zag 2x4 with 3
+seeds per pit, Diffusion 2x6 with 2 stones per pit (`sowsolve solve ...`).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+
+from report import emit, machine
+
+from sowsolve.solver.games import make_game
+from sowsolve.tables.analysis import Analyser
+from sowsolve.tables.directory import tables_of_board
+from sowsolve.tables.store import open_table
+
+BOARDS = [("overflow", {"size": "4x4"}), ("zigzag", {"cols": 4, "stones": 3}),
+          ("diffusion", {"cols": 6, "stones": 2})]
+STANDARD = [("overflow", {"size": "6x6"}), ("zigzag", {"cols": 6, "stones": 5}),
+            ("diffusion", {"cols": 6, "stones": 4})]
+BANDS = [(0, 10), (10, 20), (20, 40), (40, 80), (80, 10 ** 6)]
+
+
+def band(remoteness) -> str:
+    if remoteness is None:
+        return "no end"
+    lo, hi = next(b for b in BANDS if b[0] <= remoteness < b[1])
+    return f"{lo}-{hi - 1}" if hi < 10 ** 6 else f"{lo}+"
+
+
+def sample(table, count, rng):
+    """Non-final positions the table holds, drawn over its tiers (weighted by tier size)."""
+    game = table.game
+    tiers = [t for t in table.solved_tiers if table.tier_size(t)]
+    weights = [table.tier_size(t) for t in tiers]
+    found = []
+    while len(found) < count:
+        tier = rng.choices(tiers, weights)[0]
+        index = rng.randrange(table.tier_size(tier))
+        position = rng.choice(game.images(table.stored_positions(tier, index, index + 1)[0]))
+        if game.legal_moves(position) and game.outcome(position) is None:
+            found.append(position)
+    return found
+
+
+def agreement(name, board, directory, count, seconds, threads, seed) -> dict:
+    game = make_game(name, **board)
+    paths = tables_of_board(game, directory)
+    if not paths:
+        return {"game": game.describe(), "missing": "no table in the directory"}
+    rng = random.Random(seed)
+    analyser = Analyser(game)              # not given the table
+    kept = tried = exact_seen = exact_right = 0
+    by_band: dict[str, list[int]] = {}
+    started = time.time()
+    with open_table(paths[0]) as table:
+        for position in sample(table, count, rng):
+            truth = table.query(game.format_position(position))
+            if truth.get("source") != "table":
+                continue
+            moves = {m["move"]: m for m in truth["moves"]}
+            result = analyser.analyse(position, seconds=seconds, threads=threads, multipv=1)
+            chosen = result["best"][0] if result["best"] else result["moves"][0]["move"]
+            ok = moves[chosen]["value"] == truth["value"]
+            tried += 1
+            kept += ok
+            stats = by_band.setdefault(band(truth["remoteness"]), [0, 0])
+            stats[0] += ok
+            stats[1] += 1
+            for m in result["moves"]:
+                if m["exact"]:
+                    exact_seen += 1
+                    right = m["value"] == moves[m["move"]]["value"] and (
+                        game.value_kind.name != "winloss" or m["remoteness"] == moves[m["move"]]["remoteness"])
+                    exact_right += right
+    return {"game": game.describe(), "table": os.path.basename(paths[0]), "positions": tried,
+            "value_kept": kept, "rate": round(kept / tried, 4) if tried else None,
+            "by_remoteness": {k: {"kept": v[0], "positions": v[1], "rate": round(v[0] / v[1], 4)}
+                              for k, v in sorted(by_band.items())},
+            "exact_labels": exact_seen, "exact_right": exact_right,
+            "exact_rate": round(exact_right / exact_seen, 4) if exact_seen else None,
+            "seconds": round(time.time() - started, 1)}
+
+
+def speed(name, board, seconds, threads) -> dict:
+    game = make_game(name, **board)
+    analyser = Analyser(game)
+    result = analyser.analyse(game.initial(), seconds=seconds, threads=threads, multipv=1)
+    search = result["search"]
+    return {"game": game.describe(), "threads": threads, "seconds": search["seconds"],
+            "nodes": search["nodes"], "nodes_per_second": search["nodes_per_second"],
+            "depth": search["depth"], "best": result["best"], "value": result["value"]}
+
+
+def time_to_depth(name, board, depth, threads, limit) -> dict:
+    game = make_game(name, **board)
+    analyser = Analyser(game)
+    reached = {}
+
+    def watch(status):
+        if status.depth >= depth and "seconds" not in reached:
+            reached["seconds"] = round(status.seconds, 2)
+            analyser.engine.stop()
+    result = analyser.analyse(game.initial(), seconds=limit, threads=threads, multipv=1,
+                              on_status=watch, status_every=0.02)
+    return {"game": game.describe(), "depth": depth, "threads": threads,
+            "seconds": reached.get("seconds"), "depth_reached": result["search"]["depth"],
+            "limit_seconds": limit}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", required=True)
+    parser.add_argument("--positions", type=int, default=2000)
+    parser.add_argument("--time", type=float, default=0.1)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--speed-seconds", type=float, default=10.0)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    result = {"command": "python bench/bench_analyse.py " + " ".join(sys.argv[1:]),
+              "machine": machine(), "time_per_move": args.time, "threads": args.threads,
+              "agreement": [agreement(n, b, args.tables, args.positions, args.time, args.threads,
+                                      args.seed) for n, b in BOARDS],
+              "speed": [speed(n, b, args.speed_seconds, t) for n, b in STANDARD for t in (1, 2)],
+              "overflow_6x6_depth_10": time_to_depth("overflow", {"size": "6x6"}, 10,
+                                                     args.threads, 600.0)}
+    emit(result, args.out)
+
+
+if __name__ == "__main__":
+    main()

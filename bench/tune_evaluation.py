@@ -1,0 +1,86 @@
+"""Tune a game's evaluation weights against a solved table: coordinate search, each weight
+scaled by the factors below in turn, keeping a change when the engine (not given the table,
+a fixed node budget, one thread: deterministic) keeps the value of more sampled positions.
+
+    python bench/tune_evaluation.py --tables DIR --game zigzag --cols 4 --stones 3 \\
+        [--positions 300] [--nodes 3000] [--rounds 2] [--out F]
+
+It prints the weights it starts from and ends with and the agreement of each; the game's
+weights (solver/games/<name>.py, `evaluation`) are set from such a run by hand.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+
+from bench_analyse import sample
+from report import emit, machine
+
+from sowsolve.solver.games import make_game
+from sowsolve.tables.analysis import Analyser
+from sowsolve.tables.directory import tables_of_board
+from sowsolve.tables.store import open_table
+
+FACTORS = (0, 0.5, 2, -1)
+
+
+def agreement(analyser, cases, nodes) -> int:
+    kept = 0
+    for position, truth, values in cases:
+        result = analyser.analyse(position, nodes=nodes, threads=1, multipv=1)
+        chosen = result["best"][0] if result["best"] else result["moves"][0]["move"]
+        kept += values[chosen] == truth
+    return kept
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", required=True)
+    parser.add_argument("--game", required=True)
+    parser.add_argument("--cols", type=int)
+    parser.add_argument("--stones", type=int)
+    parser.add_argument("--size")
+    parser.add_argument("--positions", type=int, default=300)
+    parser.add_argument("--nodes", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=2)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    board = {k: v for k, v in (("cols", args.cols), ("stones", args.stones), ("size", args.size))
+             if v is not None}
+    game = make_game(args.game, **board)
+    path = tables_of_board(game, args.tables)[0]
+    rng = random.Random(args.seed)
+    with open_table(path) as table:
+        cases = []
+        for position in sample(table, args.positions, rng):
+            truth = table.query(game.format_position(position))
+            if truth.get("source") == "table":
+                cases.append((position, truth["value"], {m["move"]: m["value"] for m in truth["moves"]}))
+    analyser = Analyser(game, hash_bytes=1 << 24)
+    weights = list(game.evaluation.weights)
+    start_score = best_score = agreement(analyser, cases, args.nodes)
+    history = [{"weights": list(weights), "kept": best_score}]
+    for _ in range(args.rounds):
+        for i in range(len(weights)):
+            for factor in FACTORS:
+                trial = list(weights)
+                trial[i] = int(round(weights[i] * factor)) if weights[i] else int(50 * factor)
+                if trial == weights:
+                    continue
+                analyser.engine.set_weights(trial)
+                score = agreement(analyser, cases, args.nodes)
+                if score > best_score:
+                    best_score, weights = score, trial
+                    history.append({"weights": list(weights), "kept": best_score})
+        analyser.engine.set_weights(weights)
+    emit({"command": "python bench/tune_evaluation.py " + " ".join(sys.argv[1:]),
+          "machine": machine(), "game": game.describe(), "features": list(game.evaluation.features),
+          "positions": len(cases), "nodes": args.nodes,
+          "start": {"weights": list(game.evaluation.weights), "kept": start_score},
+          "end": {"weights": weights, "kept": best_score}, "steps": history}, args.out)
+
+
+if __name__ == "__main__":
+    main()
