@@ -20,7 +20,7 @@ from typer.core import TyperGroup
 from ..solver.errors import BadMove, BadParameters, BadPosition
 from ..solver.games import GAMES, make_game
 from ..solver.cluster import DaskExecutor
-from ..solver.tiers import IN_PROCESS, default_threads
+from ..solver.tiers import IN_PROCESS, bar_name, default_threads, last_solved
 from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver import estimate as estimates, proof as proofs
 from ..tables.format import ForeignTable, TableError, TableMismatch, TableMissing
@@ -351,14 +351,13 @@ def _interrupted(game, writer, path: str) -> str:
     """What an interrupted solve kept, and how to go on."""
     if not game.solver.resumable:
         return f"interrupted; a {game.solver.name} solve starts over, so no table was kept"
-    kept = sorted(writer.finished_tiers())
-    order = list(game.tiers())
-    if not kept:
+    order = writer.tier_order()
+    kept = writer.finished_tiers()
+    last = last_solved(order, kept)
+    if last is None:
         return f"interrupted before the first tier was stored; {path} resumes from the start"
-    name = game.tier_name(kept[-1])
-    last = f"tier {name}" if name == str(kept[-1]) else name
-    return (f"interrupted; {path} keeps {len(kept)} of {len(order)} tiers (up to {last}): run "
-            f"the same command again to resume")
+    return (f"interrupted; {path} keeps {len(kept)} of {len(order)} tiers (up to "
+            f"{bar_name(game, last)}): run the same command again to resume")
 
 
 def _solved_tiers(path: str, game, force: bool, max_stones) -> tuple[set[int], bool]:

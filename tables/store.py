@@ -47,6 +47,7 @@ from .format import (FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES, READ_VERSIONS,
                      decode_block, decode_value, encode_block, encode_value, identity, keys_context,
                      keys_key, load_json, long_context, long_key, open_json, seal_json,
                      stored_size_bound, summary_context, tier_key, KEYS_MAGIC, LONG_MAGIC)
+from ..solver.tiers import last_solved
 from ..solver.values import NO_LONG, long_table_problem, widen
 
 __all__ = ["Table", "TableWriter", "open_table", "TableBusy"]
@@ -911,10 +912,10 @@ class TableWriter(_TableFile):
         self._db.commit()
 
     def _kept(self) -> str:
-        solved = self.meta["solved_tiers"]
-        if not solved:
+        last = last_solved(self.tier_order(), self.meta["solved_tiers"])
+        if last is None:
             return "the table keeps no solved tier yet"
-        return f"the table keeps tiers up to {self._tier_label(max(solved))}"
+        return f"the table keeps tiers up to {self._tier_label(last)}"
 
     def _tier_label(self, tier: int) -> str:
         name = self.game.tier_name(tier)
@@ -984,7 +985,9 @@ class TableWriter(_TableFile):
                 stored += len(data)
         summary = dict(summary, stored_bytes=stored)
         self._db[tier_key(tier)] = seal_json(summary, summary_context(self.ident, tier))
-        self.meta["solved_tiers"] = sorted(set(self.meta["solved_tiers"]) | {tier})
+        # in solving order, as the tier list (tier numbers need not rise along it)
+        solved = set(self.meta["solved_tiers"]) | {tier}
+        self.meta["solved_tiers"] = [t for t in self.meta["tiers"] if t in solved]
         self._solved = set(self.meta["solved_tiers"])
         self._summaries.pop(tier, None)
         self._longs.pop(tier, None)
