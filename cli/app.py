@@ -258,7 +258,7 @@ def solve(
     On a cluster (--workers, --scheduler, --scheduler-file) each task runs --threads kernel
     threads (left out or 0, 1); see "Solving on a cluster" in the README.
     """
-    with clear_errors():
+    with clear_errors(), stop_on_terminate():
         on_cluster = clusters.wanted(workers, scheduler, scheduler_file)
         if shared_dir is not None and not on_cluster:
             raise BadParameters("--shared-dir is for a solve on a cluster (--workers, "
@@ -327,6 +327,8 @@ def solve(
                     discard_table(path)
                 if isinstance(exc, KeyboardInterrupt):
                     raise KeyboardInterrupt(_interrupted(g, writer, path)) from None
+                if isinstance(exc, Terminated):     # SIGTERM, SIGHUP: as Ctrl-C
+                    raise Terminated(exc.signum, _interrupted(g, writer, path, "terminated")) from None
                 raise
             finally:
                 writer.close()
@@ -347,16 +349,16 @@ def solve(
         show(result, as_json, render.summary_text)
 
 
-def _interrupted(game, writer, path: str) -> str:
-    """What an interrupted solve kept, and how to go on."""
+def _interrupted(game, writer, path: str, how: str = "interrupted") -> str:
+    """What an interrupted (or terminated) solve kept, and how to go on."""
     if not game.solver.resumable:
-        return f"interrupted; a {game.solver.name} solve starts over, so no table was kept"
+        return f"{how}; a {game.solver.name} solve starts over, so no table was kept"
     order = writer.tier_order()
     kept = writer.finished_tiers()
     last = last_solved(order, kept)
     if last is None:
-        return f"interrupted before the first tier was stored; {path} resumes from the start"
-    return (f"interrupted; {path} keeps {len(kept)} of {len(order)} tiers (up to "
+        return f"{how} before the first tier was stored; {path} resumes from the start"
+    return (f"{how}; {path} keeps {len(kept)} of {len(order)} tiers (up to "
             f"{bar_name(game, last)}): run the same command again to resume")
 
 
@@ -480,7 +482,7 @@ def export(
                     raise typer.Exit(128 + 13) from None
             typer.echo(f"wrote {rows:,} rows to {'standard output' if out == '-' else out}", err=True)
     except Terminated as exc:
-        fail("terminated", 128 + exc.signum)
+        fail(exc.sentence, 128 + exc.signum)
 
 
 @app.command(short_help='What a table holds: game, tiers, results, start value.')
@@ -599,7 +601,7 @@ def check(
       sowsolve check --table T.sqlite --full
       sowsolve check --proof 3x4.proof
     """
-    with clear_errors():
+    with clear_errors(), stop_on_terminate():
         if proof is not None:
             if table is not None or stored or game is not None:
                 raise BadParameters("--proof verifies a proof file on its own: give no GAME or "
@@ -638,6 +640,10 @@ def stop_on_terminate():
     """SIGTERM and SIGHUP stop a long command as Ctrl-C does (its work saved where it saves
     on Ctrl-C), then it exits 128 + the signal with one sentence."""
     import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield                   # only the main thread handles signals
+        return
 
     def terminated(signum, frame):
         raise Terminated(signum)
@@ -645,7 +651,7 @@ def stop_on_terminate():
     try:
         yield
     except Terminated as exc:
-        fail("terminated", 128 + exc.signum)
+        fail(exc.sentence, 128 + exc.signum)
     finally:
         for s, old in previous.items():
             signal.signal(s, old)

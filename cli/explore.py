@@ -18,7 +18,7 @@ from ..tables.export import write_whole
 from ..tables.format import BeyondTable, TableMissing
 from ..tables.store import open_table
 from . import locate
-from .app import GAME_HELP, app, clear_errors, complete_game, emit_json
+from .app import GAME_HELP, app, clear_errors, complete_game, emit_json, stop_on_terminate
 from .options import BOARD, board_options
 
 def game_for_text(name: str, board: dict, text: str):
@@ -171,7 +171,7 @@ def play_command(
       sowsolve play --position '2222/2222 B' --as A
       sowsolve play --hints
     """
-    with clear_errors():
+    with clear_errors(), stop_on_terminate():
         path = table if table is not None else only_table()
         with open_table(path) as t:
             g = t.game
@@ -312,7 +312,7 @@ def serve_command(
       sowsolve serve --table a.sqlite --port 8080
       sowsolve serve --table a.sqlite --table b.sqlite
     """
-    with clear_errors():
+    with clear_errors(), stop_on_terminate():
         if not 1 <= port <= 65535:
             raise BadParameters(f"--port must be from 1 to 65535, not {port}")
         paths = list(table) if table else [only_table()]
