@@ -75,6 +75,7 @@ USAGE_ERRORS = (BadParameters, BadPosition, BadMove, TableMissing, TableMismatch
 RUNTIME_ERRORS = (TableError, RuntimeError, MemoryError)
 MAX_THREADS = 1024
 MAX_SEARCH = 1 << 40            # --max-positions: far beyond any machine's memory, within int64
+SAMPLES = 1000                  # check --samples left out
 
 
 class ExportFormat(str, Enum):
@@ -576,13 +577,16 @@ def check(
     table: Optional[str] = typer.Option(None, "--table", help="Check this table file."),
     stored: bool = typer.Option(False, "--stored", help="Check the table of GAME and board in "
                                 "the tables directory (without GAME: its only table)."),
-    samples: int = typer.Option(1000, "--samples", **WHOLE, help="Positions sampled per tier (a game "
-                                "checked along random games: in all; a proof: of the winner's, "
-                                "replayed with the reference rules too)."),
+    samples: Optional[int] = typer.Option(None, "--samples", **WHOLE, help="Positions sampled per "
+                                          "tier (a game checked along random games: in all; a "
+                                          "proof: of the winner's, replayed with the reference "
+                                          "rules too); left out, 1000. Not with --full, which "
+                                          "checks every position."),
     full: bool = typer.Option(False, "--full", help="With a table: verify every position, not a "
                               "sample. With --proof: replay every position with the reference "
                               "rules alone (slow)."),
-    seed: int = typer.Option(0, "--seed", **WHOLE, help="Seed of the sampling."),
+    seed: Optional[int] = typer.Option(None, "--seed", **WHOLE, help="Seed of the sampling; "
+                                       "left out, 0. Not with --full."),
     proof: Optional[str] = typer.Option(None, "--proof", help="Verify this proof file (from "
                                         "`sowsolve prove --proof`): replayed whole with the "
                                         "compiled move generator, a sample with the reference "
@@ -602,6 +606,14 @@ def check(
       sowsolve check --proof 3x4.proof
     """
     with clear_errors(), stop_on_terminate():
+        if full and (samples is not None or seed is not None):
+            given = " and ".join(name for name, value in (("--samples", samples), ("--seed", seed))
+                                 if value is not None)
+            raise BadParameters(f"--full checks every position, so it draws no sample: leave out "
+                                f"{given} (they choose the sample a check without --full "
+                                f"replays)")
+        samples = SAMPLES if samples is None else samples
+        seed = 0 if seed is None else seed
         if proof is not None:
             if table is not None or stored or game is not None:
                 raise BadParameters("--proof verifies a proof file on its own: give no GAME or "

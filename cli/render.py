@@ -204,7 +204,8 @@ def proof_check_text(r: dict) -> str:
             f"{r.get('value', '?')} for the side to move")
     if not r["failures"]:
         also = "" if r["method"] == "reference rules" else \
-            f", {plural(r['reference_positions'], 'position', 'positions')} of it again with the reference rules"
+            (f", {plural(r['reference_positions'], 'position', 'positions')} of it again with the "
+             f"reference rules (sample drawn with seed {r['seed']})")
         return (f"{head}; {plural(r['positions_verified'], 'position', 'positions')} replayed with "
                 f"the {r['method']}{also}\nOK")
     return "\n".join([f"checked the proof {r['file']}", "FAILED: " + r["failures"][0]])

@@ -550,7 +550,7 @@ def verify_proof(proof: ProofFile, progress: Progress = no_progress, samples: in
         raise ProofFails(f"the proof holds {int(np.count_nonzero(~reached)):,} positions of the "
                          f"winner's that its lines never reach")
     sampled = cross_check_with_reference_rules(proof, samples, seed)
-    return _verified(proof, checked, "compiled move generator", sampled)
+    return dict(_verified(proof, checked, "compiled move generator", sampled), seed=seed)
 
 
 def _verified(proof: ProofFile, checked: int, method: str, reference_checked: int) -> dict:

@@ -624,3 +624,22 @@ def test_a_checkpoint_in_use_is_refused_and_a_killed_search_s_lock_blocks_nothin
     assert after.exit_code == 0, after.output
     assert json.loads(after.stdout)["value"] == "win"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["search.ckpt"]
+
+
+def test_check_proof_draws_its_sample_by_samples_and_seed_and_refuses_them_with_full(proof_3x4,
+                                                                                   table_3x4):
+    """Without --full, --samples and --seed choose the positions replayed with the reference
+    rules (the report says how many, and the seed); --full replays every position, so either
+    option with it is a usage error naming it, for a proof and a table alike."""
+    path, _ = proof_3x4
+    drawn = json.loads(run("check", "--proof", path, "--json", "--samples", 7, "--seed", 11).stdout)
+    assert drawn["reference_positions"] == 2 * 7 and drawn["seed"] == 11
+    assert "seed 11" in run("check", "--proof", path, "--samples", 7, "--seed", 11).stdout
+    _, table = table_3x4
+    for target in (["--proof", path], ["--table", table]):
+        for given in (["--samples", 5], ["--seed", 3], ["--samples", 5, "--seed", 3]):
+            refused = run("check", *target, "--full", *given)
+            assert refused.exit_code == 2, refused.output
+            said = refused.stderr.strip().splitlines()
+            assert len(said) == 1 and said[0].startswith("sowsolve: --full checks every position")
+            assert all(option in said[0] for option in given if str(option).startswith("--"))
