@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..solver.values import VALUE_KINDS, plies
+from ..solver.values import REM_LONG, VALUE_KINDS, plies
 
 UNITS = ("bytes", "KB", "MB", "GB", "TB", "PB", "EB")
 
@@ -146,6 +146,11 @@ def info_text(r: dict) -> str:
     if "longest_win" in r:
         lines.append(f"longest    win in {plies(r['longest_win']['remoteness'])} from "
                      f"{r['longest_win']['position']}")
+    long = r.get("long_remoteness")
+    if long and long["records"]:
+        lines.append(f"long       remoteness past {REM_LONG - 1} plies, in the tiers' long "
+                     f"tables: {plural(long['records'], 'record', 'records')}, the longest "
+                     f"{plies(long['longest'])}")
     per = r["bytes_per_position"]
     lines.append(f"size       {size_text(r['size_on_disk'])}"
                  + (f", {per} bytes per position" if per is not None else ""))

@@ -408,6 +408,11 @@ class _TableFile:
         self._summaries[tier] = info
         return info
 
+    def long_table(self, tier: int) -> np.ndarray:
+        """The long table of a solved tier (entries index << 16 | plies of the records whose
+        remoteness passes a record's bits; empty where its summary counts none), checked."""
+        return self._long_table(tier)
+
     def _long_table(self, tier: int) -> np.ndarray:
         """The long table of a solved tier (empty where its summary counts none), checked."""
         table = self._longs.get(tier)
