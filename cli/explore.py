@@ -305,7 +305,8 @@ def serve_command(
     position, and a chart of the value along the moves played.  Its JSON API answers
     /api/query?position=...&table=NAME (NAME a served table's file name; optional with one
     table) with the object `query --json` prints.  Only the tables named here are ever opened.
-    Ctrl-C stops it.
+    A position an Overflow table lacks is searched, one search at a time (a request that needs
+    another meanwhile gets HTTP 503), while the explorer goes on answering.  Ctrl-C stops it.
 
     \b
     Examples:
@@ -322,12 +323,20 @@ def serve_command(
             with open_table(path):
                 pass
         _check_free(host, port)
+        import threading
         import uvicorn
+        stop = threading.Event()
+
+        class Server(uvicorn.Server):
+            def handle_exit(self, sig, frame) -> None:
+                stop.set()          # searches under way stop now, not after they end
+                super().handle_exit(sig, frame)
+
         shown = f"[{host}]" if ":" in host else host
         typer.echo(f"sowsolve: serving {len(paths)} {'table' if len(paths) == 1 else 'tables'} at "
                    f"http://{shown}:{port}/ (Ctrl-C stops)", err=True)
-        uvicorn.run(web.create_app(paths, web.allowed_hosts(host)), host=host, port=port,
-                    log_level="warning")
+        Server(uvicorn.Config(web.create_app(paths, web.allowed_hosts(host), stop), host=host,
+                              port=port, log_level="warning")).run()
         typer.echo("sowsolve: stopped", err=True)
 
 

@@ -539,6 +539,7 @@ class Table(_TableFile):
             raise
         self._position_type = type(self.game.initial())
         self._blocks: OrderedDict[tuple[bool, int, int], np.ndarray] = OrderedDict()
+        self._blocks_lock = threading.Lock()     # threads may read one table (serve)
 
     # --- context manager ----------------------------------------------------------------
     def close(self) -> None:
@@ -560,14 +561,16 @@ class Table(_TableFile):
     def block(self, tier: int, block: int, keys: bool = False) -> np.ndarray:
         """Records (or, in keyed tables, keys) of one block, every check passed (cached)."""
         key = (keys, tier, block)
-        cached = self._blocks.get(key)
-        if cached is not None:
-            self._blocks.move_to_end(key)
-            return cached
+        with self._blocks_lock:
+            cached = self._blocks.get(key)
+            if cached is not None:
+                self._blocks.move_to_end(key)
+                return cached
         records = self._load_block(tier, block, keys)
-        self._blocks[key] = records
-        if len(self._blocks) > BLOCK_CACHE:
-            self._blocks.popitem(last=False)
+        with self._blocks_lock:
+            self._blocks[key] = records
+            if len(self._blocks) > BLOCK_CACHE:
+                self._blocks.popitem(last=False)
         return records
 
     def iter_blocks(self, tier: int) -> Iterator[tuple[int, np.ndarray]]:
