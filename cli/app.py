@@ -20,7 +20,7 @@ from typer.core import TyperGroup
 from ..solver.errors import BadMove, BadParameters, BadPosition
 from ..solver.games import GAMES, make_game
 from ..solver.cluster import DaskExecutor
-from ..solver.tiers import IN_PROCESS, default_threads
+from ..solver.tiers import IN_PROCESS, bar_name, default_threads, last_solved
 from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver import estimate as estimates, proof as proofs
 from ..tables.format import BeyondTable, ForeignTable, TableError, TableMismatch, TableMissing
@@ -75,6 +75,7 @@ USAGE_ERRORS = (BadParameters, BadPosition, BadMove, TableMissing, TableMismatch
 RUNTIME_ERRORS = (TableError, RuntimeError, MemoryError)
 MAX_THREADS = 1024
 MAX_SEARCH = 1 << 40            # --max-positions: far beyond any machine's memory, within int64
+SAMPLES = 1000                  # check --samples left out
 
 
 class ExportFormat(str, Enum):
@@ -258,7 +259,7 @@ def solve(
     On a cluster (--workers, --scheduler, --scheduler-file) each task runs --threads kernel
     threads (left out or 0, 1); see "Solving on a cluster" in the README.
     """
-    with clear_errors():
+    with clear_errors(), stop_on_terminate():
         on_cluster = clusters.wanted(workers, scheduler, scheduler_file)
         if shared_dir is not None and not on_cluster:
             raise BadParameters("--shared-dir is for a solve on a cluster (--workers, "
@@ -327,6 +328,8 @@ def solve(
                     discard_table(path)
                 if isinstance(exc, KeyboardInterrupt):
                     raise KeyboardInterrupt(_interrupted(g, writer, path)) from None
+                if isinstance(exc, Terminated):     # SIGTERM, SIGHUP: as Ctrl-C
+                    raise Terminated(exc.signum, _interrupted(g, writer, path, "terminated")) from None
                 raise
             finally:
                 writer.close()
@@ -347,18 +350,17 @@ def solve(
         show(result, as_json, render.summary_text)
 
 
-def _interrupted(game, writer, path: str) -> str:
-    """What an interrupted solve kept, and how to go on."""
+def _interrupted(game, writer, path: str, how: str = "interrupted") -> str:
+    """What an interrupted (or terminated) solve kept, and how to go on."""
     if not game.solver.resumable:
-        return f"interrupted; a {game.solver.name} solve starts over, so no table was kept"
-    kept = sorted(writer.finished_tiers())
-    order = list(game.tiers())
-    if not kept:
-        return f"interrupted before the first tier was stored; {path} resumes from the start"
-    name = game.tier_name(kept[-1])
-    last = f"tier {name}" if name == str(kept[-1]) else name
-    return (f"interrupted; {path} keeps {len(kept)} of {len(order)} tiers (up to {last}): run "
-            f"the same command again to resume")
+        return f"{how}; a {game.solver.name} solve starts over, so no table was kept"
+    order = writer.tier_order()
+    kept = writer.finished_tiers()
+    last = last_solved(order, kept)
+    if last is None:
+        return f"{how} before the first tier was stored; {path} resumes from the start"
+    return (f"{how}; {path} keeps {len(kept)} of {len(order)} tiers (up to "
+            f"{bar_name(game, last)}): run the same command again to resume")
 
 
 def _solved_tiers(path: str, game, force: bool, max_stones) -> tuple[set[int], bool]:
@@ -489,7 +491,7 @@ def export(
                     raise typer.Exit(128 + 13) from None
             typer.echo(f"wrote {rows:,} rows to {'standard output' if out == '-' else out}", err=True)
     except Terminated as exc:
-        fail("terminated", 128 + exc.signum)
+        fail(exc.sentence, 128 + exc.signum)
 
 
 @app.command(short_help='What a table holds: game, tiers, results, start value.')
@@ -583,13 +585,16 @@ def check(
     table: Optional[str] = typer.Option(None, "--table", help="Check this table file."),
     stored: bool = typer.Option(False, "--stored", help="Check the table of GAME and board in "
                                 "the tables directory (without GAME: its only table)."),
-    samples: int = typer.Option(1000, "--samples", **WHOLE, help="Positions sampled per tier (a game "
-                                "checked along random games: in all; a proof: of the winner's, "
-                                "replayed with the reference rules too)."),
+    samples: Optional[int] = typer.Option(None, "--samples", **WHOLE, help="Positions sampled per "
+                                          "tier (a game checked along random games: in all; a "
+                                          "proof: of the winner's, replayed with the reference "
+                                          "rules too); left out, 1000. Not with --full, which "
+                                          "checks every position."),
     full: bool = typer.Option(False, "--full", help="With a table: verify every position, not a "
                               "sample. With --proof: replay every position with the reference "
                               "rules alone (slow)."),
-    seed: int = typer.Option(0, "--seed", **WHOLE, help="Seed of the sampling."),
+    seed: Optional[int] = typer.Option(None, "--seed", **WHOLE, help="Seed of the sampling; "
+                                       "left out, 0. Not with --full."),
     proof: Optional[str] = typer.Option(None, "--proof", help="Verify this proof file (from "
                                         "`sowsolve prove --proof`): replayed whole with the "
                                         "compiled move generator, a sample with the reference "
@@ -608,7 +613,15 @@ def check(
       sowsolve check --table T.sqlite --full
       sowsolve check --proof 3x4.proof
     """
-    with clear_errors():
+    with clear_errors(), stop_on_terminate():
+        if full and (samples is not None or seed is not None):
+            given = " and ".join(name for name, value in (("--samples", samples), ("--seed", seed))
+                                 if value is not None)
+            raise BadParameters(f"--full checks every position, so it draws no sample: leave out "
+                                f"{given} (they choose the sample a check without --full "
+                                f"replays)")
+        samples = SAMPLES if samples is None else samples
+        seed = 0 if seed is None else seed
         if proof is not None:
             if table is not None or stored or game is not None:
                 raise BadParameters("--proof verifies a proof file on its own: give no GAME or "
@@ -647,6 +660,10 @@ def stop_on_terminate():
     """SIGTERM and SIGHUP stop a long command as Ctrl-C does (its work saved where it saves
     on Ctrl-C), then it exits 128 + the signal with one sentence."""
     import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield                   # only the main thread handles signals
+        return
 
     def terminated(signum, frame):
         raise Terminated(signum)
@@ -654,7 +671,7 @@ def stop_on_terminate():
     try:
         yield
     except Terminated as exc:
-        fail("terminated", 128 + exc.signum)
+        fail(exc.sentence, 128 + exc.signum)
     finally:
         for s, old in previous.items():
             signal.signal(s, old)

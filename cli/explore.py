@@ -22,7 +22,7 @@ from ..tables.directory import tables_of_board
 from ..tables.format import BeyondTable, NotInTable, TableMissing
 from ..tables.store import open_table
 from . import locate
-from .app import GAME_HELP, app, clear_errors, complete_game, emit_json
+from .app import GAME_HELP, app, clear_errors, complete_game, emit_json, stop_on_terminate
 from .options import BOARD, board_options
 
 def game_for_text(name: str, board: dict, text: str):
@@ -183,7 +183,7 @@ def play_command(
       sowsolve play --hints
       sowsolve play --position '111111/111111/111111/111111/111111/111111 L' --time 2
     """
-    with clear_errors():
+    with clear_errors(), stop_on_terminate():
         if seconds is not None:
             analysis.check_budget(seconds, None, 1, None, 0)
         if table is None and seconds is not None and position is not None:
@@ -345,14 +345,15 @@ def serve_command(
     position, and a chart of the value along the moves played.  Its JSON API answers
     /api/query?position=...&table=NAME (NAME a served table's file name; optional with one
     table) with the object `query --json` prints.  Only the tables named here are ever opened.
-    Ctrl-C stops it.
+    A position an Overflow table lacks is searched, one search at a time (a request that needs
+    another meanwhile gets HTTP 503), while the explorer goes on answering.  Ctrl-C stops it.
 
     \b
     Examples:
       sowsolve serve --table a.sqlite --port 8080
       sowsolve serve --table a.sqlite --table b.sqlite
     """
-    with clear_errors():
+    with clear_errors(), stop_on_terminate():
         if not 1 <= port <= 65535:
             raise BadParameters(f"--port must be from 1 to 65535, not {port}")
         paths = list(table) if table else [only_table()]
@@ -362,12 +363,20 @@ def serve_command(
             with open_table(path):
                 pass
         _check_free(host, port)
+        import threading
         import uvicorn
+        stop = threading.Event()
+
+        class Server(uvicorn.Server):
+            def handle_exit(self, sig, frame) -> None:
+                stop.set()          # searches under way stop now, not after they end
+                super().handle_exit(sig, frame)
+
         shown = f"[{host}]" if ":" in host else host
         typer.echo(f"sowsolve: serving {len(paths)} {'table' if len(paths) == 1 else 'tables'} at "
                    f"http://{shown}:{port}/ (Ctrl-C stops)", err=True)
-        uvicorn.run(web.create_app(paths, web.allowed_hosts(host)), host=host, port=port,
-                    log_level="warning")
+        Server(uvicorn.Config(web.create_app(paths, web.allowed_hosts(host), stop), host=host,
+                              port=port, log_level="warning")).run()
         typer.echo("sowsolve: stopped", err=True)
 
 

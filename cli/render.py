@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..solver.values import VALUE_KINDS, plies
+from ..solver.values import REM_LONG, VALUE_KINDS, plies
 
 UNITS = ("bytes", "KB", "MB", "GB", "TB", "PB", "EB")
 
@@ -146,6 +146,11 @@ def info_text(r: dict) -> str:
     if "longest_win" in r:
         lines.append(f"longest    win in {plies(r['longest_win']['remoteness'])} from "
                      f"{r['longest_win']['position']}")
+    long = r.get("long_remoteness")
+    if long and long["records"]:
+        lines.append(f"long       remoteness past {REM_LONG - 1} plies, in the tiers' long "
+                     f"tables: {plural(long['records'], 'record', 'records')}, the longest "
+                     f"{plies(long['longest'])}")
     per = r["bytes_per_position"]
     lines.append(f"size       {size_text(r['size_on_disk'])}"
                  + (f", {per} bytes per position" if per is not None else ""))
@@ -204,7 +209,8 @@ def proof_check_text(r: dict) -> str:
             f"{r.get('value', '?')} for the side to move")
     if not r["failures"]:
         also = "" if r["method"] == "reference rules" else \
-            f", {plural(r['reference_positions'], 'position', 'positions')} of it again with the reference rules"
+            (f", {plural(r['reference_positions'], 'position', 'positions')} of it again with the "
+             f"reference rules (sample drawn with seed {r['seed']})")
         return (f"{head}; {plural(r['positions_verified'], 'position', 'positions')} replayed with "
                 f"the {r['method']}{also}\nOK")
     return "\n".join([f"checked the proof {r['file']}", "FAILED: " + r["failures"][0]])

@@ -9,15 +9,29 @@ line, and the one page that uses its JSON API.
 
 NAME is a served table's file name; it may be left out when one table is served.  Only the
 tables given at start are ever opened: no part of a URL becomes a path.  Bad input gets HTTP 400
-and {"error": one sentence}; a table that fails its checks, HTTP 500 and the same.  Endpoints
-are coroutines, so every table is read from the event loop's one thread.
+and {"error": one sentence}; a table that fails its checks, HTTP 500 and the same; a search
+refused because every search slot is taken, or given up because the server is stopping, HTTP
+503 and the same.
+
+Every answer about a position (its value and its moves' values) is worked out by one function,
+`Explorer.position_answer`, once per table and position: the page asks /api/svg and /api/query
+for the same position together, and both get the one computation (a bounded cache keeps recent
+answers, and a request arriving while a position is being worked out waits for that work).
+Table reads and searches run on worker threads, never on the event loop, so the server answers
+other requests meanwhile; a search (a position a keyed table lacks) is bounded by SEARCH_LIMIT
+positions, at most MAX_SEARCHES run at once, and a stopping server stops them.
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import inspect
 import os
+import threading
+from collections import OrderedDict
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -27,17 +41,35 @@ from starlette.routing import Route
 from ..solver import drawing
 from ..solver.errors import BadMove, BadParameters, BadPosition
 from ..solver.search import DEFAULT_MAX_POSITIONS, SearchLimitReached
-from ..tables import query as queries
+from ..solver.tiers import default_threads
+from ..tables import analysis, query as queries
 from ..tables.format import BeyondTable, NotInTable, TableError
 from ..tables.store import open_table
 
 #: positions a query may search where a keyed table lacks one (as `query` by default)
 SEARCH_LIMIT = DEFAULT_MAX_POSITIONS
+#: searches running at once; a request that needs another gets HTTP 503 at once
+MAX_SEARCHES = 1
+#: the analysis engine's time, transposition table and leaf tables for a position no table holds
+ENGINE_SECONDS = 1.0
+ENGINE_HASH = 64 << 20
+ENGINE_LEAVES = 256 << 20
+#: answers kept (per table and position) for the requests that follow
+CACHED_ANSWERS = 512
 MAX_TEXT = 300                 # longest position or move text accepted
+
+#: what a request may get wrong (HTTP 400); the same input always gets the same one, so it is
+#: kept like an answer
+BAD_INPUT = (BadPosition, BadMove, BadParameters, NotInTable, BeyondTable, SearchLimitReached)
 
 
 class BadRequest(ValueError):
     """Input from the URL that names nothing served or parses as no position or move."""
+
+
+class Unavailable(RuntimeError):
+    """A search the server cannot run now (HTTP 503): every search slot is taken, or the
+    server is stopping."""
 
 
 def table_names(paths: list[str]) -> dict[str, str]:
@@ -61,11 +93,127 @@ def allowed_hosts(host: str) -> list[str]:
     return ["*"]
 
 
-def create_app(paths: list[str], hosts: list[str] | None = None) -> Starlette:
+class _Searching:
+    """The progress bar a search is handed (solver/search.py): it holds one search slot while
+    the search runs, and stops the search (its kernel) once the server is stopping."""
+
+    def __init__(self, slots: threading.BoundedSemaphore, stop: threading.Event):
+        self.slots, self.stop = slots, stop
+
+    def __call__(self, total, desc):
+        return self
+
+    def __enter__(self) -> "_Searching":
+        if not self.slots.acquire(blocking=False):
+            raise Unavailable(f"the explorer is searching {MAX_SEARCHES} "
+                              f"{'position' if MAX_SEARCHES == 1 else 'positions'} its tables lack "
+                              f"already; try this one again when that is done")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.slots.release()
+
+    def update(self, n: int) -> None:
+        if self.stop.is_set():
+            raise Unavailable("the explorer is stopping")
+
+    def set_description(self, desc: str) -> None:
+        pass
+
+
+class Explorer:
+    """The served tables (name -> open table) and the one place where a position's answer is
+    worked out: `position_answer`."""
+
+    def __init__(self, tables: dict, stop: threading.Event, searches: int = MAX_SEARCHES,
+                 cached: int = CACHED_ANSWERS):
+        self.tables = tables
+        self.stop = stop
+        self.slots = threading.BoundedSemaphore(searches)
+        self.cached = cached
+        self.answers: OrderedDict[tuple[str, str], tuple[bool, object]] = OrderedDict()
+        self.working: dict[tuple[str, str], asyncio.Task] = {}
+        self.computed = 0               # positions worked out (not answered from the cache)
+        self.engines: dict[str, analysis.Analyser] = {}
+        self._engines_lock = threading.Lock()
+
+    async def position_answer(self, name: str, text: str) -> dict:
+        """The object `sowsolve query --json` prints for the position `text` of the served table
+        `name` (with "table": its name), worked out once per position however many requests
+        ask for it: from the cache, or by the computation already under way, or by a new one
+        on a worker thread.  Raises what the query raises (BAD_INPUT, TableError) or
+        Unavailable.  Every endpoint that needs a position's values asks here, and only here."""
+        table = self.tables[name]
+        # the key: the position as the table's game writes it (one for every spelling)
+        key = (name, table.game.format_position(table.game.parse_position(text)))
+        kept = self.answers.get(key)
+        if kept is None:
+            task = self.working.get(key)
+            if task is None:
+                task = asyncio.ensure_future(self._work_out(key, table))
+                self.working[key] = task
+            # shielded: a request that goes away does not cancel the work others wait for
+            kept = await asyncio.shield(task)
+        else:
+            self.answers.move_to_end(key)
+        found, answer = kept
+        if not found:
+            raise answer
+        return answer
+
+    async def _work_out(self, key: tuple[str, str], table) -> tuple[bool, object]:
+        """The answer for `key`, worked out on a worker thread and kept (an error the same input
+        always gets is kept too; a damaged table's or a busy server's is not)."""
+        self.computed += 1
+        try:
+            kept = (True, await run_in_threadpool(self._query, table, key[1], key[0]))
+        except BAD_INPUT as exc:
+            kept = (False, exc)
+        except Exception as exc:  # noqa: BLE001 - handed to every request waiting for it
+            return False, exc
+        finally:
+            self.working.pop(key, None)
+        self.answers[key] = kept
+        while len(self.answers) > self.cached:
+            self.answers.popitem(last=False)
+        return kept
+
+    def _query(self, table, text: str, name: str) -> dict:
+        """On a worker thread: the query, searching (within SEARCH_LIMIT positions, holding
+        a search slot) where a keyed table lacks the position; where the table cannot answer
+        (an endgame table's limit, a search too large), the analysis engine for ENGINE_SECONDS,
+        holding a slot too, its values labelled exact or estimated."""
+        try:
+            result = queries.query(table, text, SEARCH_LIMIT, progress=_Searching(self.slots, self.stop))
+        except (NotInTable, BeyondTable, SearchLimitReached):
+            result = self._analyse(table, name, text)
+        result["table"] = name
+        return result
+
+    def _analyse(self, table, name: str, text: str) -> dict:
+        with self._engines_lock:
+            engine = self.engines.get(name)
+            if engine is None:
+                engine = self.engines[name] = analysis.Analyser(
+                    table.game, [table], hash_bytes=ENGINE_HASH, leaf_bytes=ENGINE_LEAVES)
+
+        def stop_with_server(status) -> None:
+            if self.stop.is_set():
+                engine.engine.stop()
+        with _Searching(self.slots, self.stop):
+            return engine.analyse(table.game.parse_position(text), seconds=ENGINE_SECONDS,
+                                  threads=default_threads(), on_status=stop_with_server)
+
+
+def create_app(paths: list[str], hosts: list[str] | None = None,
+               stop: threading.Event | None = None) -> Starlette:
     """The explorer over the tables at `paths` (opened when the app starts, closed when it
-    stops), answering requests whose Host header is one of `hosts` (default: any)."""
+    stops), answering requests whose Host header is one of `hosts` (default: any).  `stop`,
+    once set (by the server as it begins to stop), stops the searches under way."""
     served = table_names(paths)
     tables: dict = {}
+    stop = stop if stop is not None else threading.Event()
+    explorer = Explorer(tables, stop)
 
     def public(message: str) -> str:
         """An error as the page shows it: tables named by file name, never by path."""
@@ -78,19 +226,23 @@ def create_app(paths: list[str], hosts: list[str] | None = None) -> Starlette:
         with contextlib.ExitStack() as stack:
             for name, path in served.items():
                 tables[name] = stack.enter_context(open_table(path))
-            yield
-            tables.clear()
+                tables[name].game.kernel()      # built before any thread can ask for it
+            try:
+                yield
+            finally:
+                stop.set()
+                tables.clear()
 
-    def table_of(request: Request):
+    def name_of(request: Request) -> str:
         name = request.query_params.get("table")
         if name is None:
             if len(tables) == 1:
-                return next(iter(tables.values()))
+                return next(iter(tables))
             raise BadRequest(f"name a table with table=NAME: this explorer serves "
                              f"{', '.join(sorted(tables))}")
         if name not in tables:
             raise BadRequest(f"no table named {name[:60]!r} is served here")
-        return tables[name]
+        return name
 
     def text_param(request: Request, key: str) -> str:
         value = request.query_params.get(key)
@@ -101,24 +253,31 @@ def create_app(paths: list[str], hosts: list[str] | None = None) -> Starlette:
         return value
 
     def position_of(request: Request):
-        table = table_of(request)
+        """(table name, position text, position) of a request, the position checked."""
+        name = name_of(request)
         text = text_param(request, "position")
-        position = table.game.parse_position(text)
-        table.game.check_position(position)
-        return table, text, position
+        game = tables[name].game
+        position = game.parse_position(text)
+        game.check_position(position)
+        return name, text, position
 
     def answer(work):
+        """An endpoint of `work(request)`, a coroutine or a function (run on a worker thread:
+        it may read a table), with every error as one sentence."""
         async def endpoint(request: Request) -> Response:
             try:
-                return work(request)
-            except (BadRequest, BadPosition, BadMove, BadParameters, NotInTable, BeyondTable,
-                    SearchLimitReached) as exc:
+                if inspect.iscoroutinefunction(work):
+                    return await work(request)
+                return await run_in_threadpool(work, request)
+            except (BadRequest, *BAD_INPUT) as exc:
                 return JSONResponse({"error": public(str(exc))}, status_code=400)
+            except Unavailable as exc:
+                return JSONResponse({"error": str(exc)}, status_code=503)
             except TableError as exc:
                 return JSONResponse({"error": public(str(exc))}, status_code=500)
         return endpoint
 
-    def page(request: Request) -> Response:
+    async def page(request: Request) -> Response:
         return HTMLResponse(PAGE)
 
     def held(table, position) -> bool:
@@ -145,33 +304,31 @@ def create_app(paths: list[str], hosts: list[str] | None = None) -> Starlette:
                               "example": example(t)}
                              for name, t in tables.items()])
 
-    def name_of(table) -> str:
-        return next(name for name, t in tables.items() if t is table)
+    async def query(request: Request) -> Response:
+        name, text, _ = position_of(request)
+        return JSONResponse(await explorer.position_answer(name, text))
 
-    def query(request: Request) -> Response:
-        table, text, _ = position_of(request)
-        result = queries.query(table, text, SEARCH_LIMIT)
-        result["table"] = name_of(table)
-        return JSONResponse(result)
-
-    def svg(request: Request) -> Response:
-        table, text, position = position_of(request)
-        marks = drawing.marks_from_query(queries.query(table, text, SEARCH_LIMIT))
-        return Response(drawing.svg(table.game.picture(position), marks), media_type="image/svg+xml")
+    async def svg(request: Request) -> Response:
+        name, text, position = position_of(request)
+        marks = drawing.marks_from_query(await explorer.position_answer(name, text))
+        picture = tables[name].game.picture(position)
+        return Response(drawing.svg(picture, marks), media_type="image/svg+xml")
 
     def play(request: Request) -> Response:
-        table, text, position = position_of(request)
-        game = table.game
+        name, text, position = position_of(request)
+        game = tables[name].game
         move = game.parse_move(position, text_param(request, "move"))
         child = game.play(position, move)
         return JSONResponse({"position": game.format_position(child), "move": game.format_move(move),
-                             "table": name_of(table)})
+                             "table": name})
 
-    return Starlette(routes=[Route("/", answer(page)), Route("/api/tables", answer(list_tables)),
-                             Route("/api/query", answer(query)), Route("/api/svg", answer(svg)),
-                             Route("/api/play", answer(play))],
-                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts or ["*"])],
-                     lifespan=lifespan)
+    app = Starlette(routes=[Route("/", answer(page)), Route("/api/tables", answer(list_tables)),
+                            Route("/api/query", answer(query)), Route("/api/svg", answer(svg)),
+                            Route("/api/play", answer(play))],
+                    middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts or ["*"])],
+                    lifespan=lifespan)
+    app.state.explorer = explorer
+    return app
 
 
 PAGE = """<!doctype html>
@@ -190,7 +347,7 @@ PAGE = """<!doctype html>
   #moves li { padding: .15em .5em; margin: .1em 0; cursor: pointer; border-radius: 4px;
               font-family: monospace; }
   #moves li.win { background: #c8e6c9; } #moves li.loss { background: #ffcdd2; }
-  #moves li.draw { background: #fff3b0; }
+  #moves li.draw { background: #fff3b0; } #moves li.estimate { background: #e4dcf5; font-style: italic; }
   #value { font-weight: bold; margin: .4em 0; }
   #error { color: #b00020; min-height: 1.2em; }
   #chart { border: 1px solid #ccc; background: #fff; }
@@ -235,12 +392,17 @@ async function api(path, params) {
   return path === "/api/svg" ? response.text() : response.json();
 }
 
-function tone(value) {
+function tone(value, exact) {
+  if (exact === false) return "estimate";     // the engine's estimate: drawn apart
   if (typeof value === "number") return value > 0 ? "win" : value < 0 ? "loss" : "draw";
   return value;
 }
 
 function shortValue(m) {
+  if (m.exact === false) {
+    if (typeof m.value === "number") return "~" + (m.value > 0 ? "+" : "") + m.value.toFixed(2) + " (estimate)";
+    return m.value + " " + m.remoteness + "? (estimate)";
+  }
   const v = typeof m.value === "number" ? (m.value > 0 ? "+" + m.value : String(m.value)) : m.value;
   return v + " " + (m.remoteness === null ? "no end" : m.remoteness);
 }
@@ -258,7 +420,7 @@ async function show() {
     list.innerHTML = "";
     for (const m of result.moves) {
       const item = document.createElement("li");
-      item.className = tone(m.value);
+      item.className = tone(m.value, m.exact);
       item.dataset.move = m.move;
       item.textContent = m.move + "  " + shortValue(m);
       item.addEventListener("click", () => play(m.move));
@@ -308,7 +470,11 @@ function drawChart() {
   let inner = '<line x1="20" y1="80" x2="620" y2="80" stroke="#bbb"/>';
   inner += '<polyline fill="none" stroke="#555" stroke-width="2" points="' +
            points.map((p) => x(p[0]) + "," + y(p[1])).join(" ") + '"/>';
-  for (const [i, v] of points) {
+  for (const [i, v, r] of points) {
+    if (r.exact === false) {    // an estimate: a hollow purple ring, never a value's colour
+      inner += '<circle class="point estimate" cx="' + x(i) + '" cy="' + y(v) + '" r="4" fill="#fff" stroke="#6a4fb3" stroke-width="2"/>';
+      continue;
+    }
     const colour = v > 0 ? "#2e7d32" : v < 0 ? "#c62828" : "#f9a825";
     inner += '<circle class="point" cx="' + x(i) + '" cy="' + y(v) + '" r="4" fill="' + colour + '"/>';
   }

@@ -21,9 +21,11 @@ limits.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import shutil
 import socket
+import stat
 import threading
 import time
 import uuid
@@ -78,10 +80,86 @@ def save_array(path: str, array: np.ndarray) -> None:
         raise
 
 
-def load_array(path: str, mmap: bool) -> np.ndarray:
-    """An array of a file of the shared directory (never unpickled; memory-mapped copy on write
-    with `mmap`: the kernels take writeable arrays, and nothing is written back)."""
-    return np.load(path, mmap_mode="c" if mmap else None, allow_pickle=False)
+# Files of the shared directory are anyone's who can write there, and a read must not hang or
+# kill the process that reads them.  Each is opened with O_NOFOLLOW and O_NONBLOCK and fstat'ed
+# before a byte is read: a FIFO (whose open would wait for a writer for good), a device or a
+# link put in a file's place is refused, and a file whose size is not what its header
+# declares is refused before it is read.  Files that are only read are then copied into this
+# process's memory, never mapped: a mapped file truncated in place afterwards makes every
+# access to its lost pages a SIGBUS, which no check made beforehand can prevent and which kills
+# the worker (a copy is immune, for 2 bytes per position of each tier read).  The files the
+# parts of a tier share and write in place (its records and the counts of units done) must be
+# mapped; they are checked when mapped and again before every unit (`check_whole`), so a
+# truncation between two units is an error naming the file, and only one in the middle of a
+# unit still ends the worker (Dask then runs the part again, and the new run refuses the file).
+
+def _open_regular(path: str, write: bool = False):
+    """The regular file at `path`, opened for reading (or reading and writing); ValueError for
+    anything else there (a FIFO, a device, a directory, a symbolic link)."""
+    flags = (os.O_RDWR if write else os.O_RDONLY) | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{path} is a symbolic link, not a file sowsolve wrote") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "r+b" if write else "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _npy_layout(f, path: str) -> tuple[tuple, np.dtype, int]:
+    """(shape, dtype, offset of the data) of an open .npy file, from its header alone (never
+    unpickled), once its size is what the header declares."""
+    readers = {(1, 0): np.lib.format.read_array_header_1_0,
+               (2, 0): np.lib.format.read_array_header_2_0}
+    try:
+        reader = readers.get(np.lib.format.read_magic(f))
+        if reader is None:
+            raise ValueError("an .npy version sowsolve does not write")
+        shape, fortran, dtype = reader(f)
+    except (ValueError, SyntaxError, TypeError, KeyError, RuntimeError) as exc:
+        raise ValueError(f"{path} is not an array sowsolve wrote ({exc})") from None
+    if fortran or dtype.hasobject:
+        raise ValueError(f"{path} is not an array sowsolve wrote")
+    offset = f.tell()
+    expected = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    found = os.fstat(f.fileno()).st_size
+    if found != expected:
+        raise ValueError(f"{path} holds {found:,} bytes, not the {expected:,} its header declares")
+    return shape, dtype, offset
+
+
+def load_array(path: str, first: int | None = None) -> np.ndarray:
+    """An array of a file of the shared directory, checked (above) and read into memory
+    (with `first`, only its first elements of a 1-D array)."""
+    with _open_regular(path) as f:
+        shape, dtype, _ = _npy_layout(f, path)
+        count = int(np.prod(shape, dtype=np.int64))
+        if first is not None:
+            if len(shape) != 1 or first > count:
+                raise ValueError(f"{path} does not hold {first:,} elements")
+            count, shape = first, (first,)
+        array = np.fromfile(f, dtype=dtype, count=count)
+        if array.size != count:
+            raise ValueError(f"{path} was cut short while it was read")
+        return array.reshape(shape)
+
+
+def check_whole(path: str, nbytes: int) -> None:
+    """ValueError unless the file at `path` (one this process has mapped) still holds `nbytes`
+    bytes: its pages past a truncation would kill the process at the first access."""
+    try:
+        found = os.stat(path).st_size
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read ({exc.strerror or exc})") from None
+    if found != nbytes:
+        raise ValueError(f"{path} was changed in place ({found:,} bytes, not {nbytes:,})")
 
 
 def save_tier(run_dir: str, game: Game, tier: int, data) -> None:
@@ -89,13 +167,13 @@ def save_tier(run_dir: str, game: Game, tier: int, data) -> None:
         save_array(tier_file(run_dir, tier, name), array)
 
 
-def load_tier(run_dir: str, game: Game, tier: int, mmap: bool):
+def load_tier(run_dir: str, game: Game, tier: int):
     """A solved tier from the shared directory, checked (ValueError naming what is wrong)."""
     size = game.tier_size(tier)
     arrays = {}
     for name in game.value_kind.tier_array_names():
         try:
-            arrays[name] = load_array(tier_file(run_dir, tier, name), mmap)
+            arrays[name] = load_array(tier_file(run_dir, tier, name))
         except (OSError, ValueError) as exc:
             raise ValueError(f"tier {tier} in the shared directory {run_dir} cannot be read "
                              f"({exc})") from None
@@ -157,7 +235,7 @@ class _Process:
                 del self.tiers[tier]
             for tier in deps:
                 if tier not in self.tiers:
-                    self.tiers[tier] = load_tier(self.job.run_dir, self.game, tier, mmap=True)
+                    self.tiers[tier] = load_tier(self.job.run_dir, self.game, tier)
             return {tier: self.tiers[tier] for tier in deps}
 
     def state(self, tier: int, plan: str) -> dict:
@@ -167,7 +245,7 @@ class _Process:
             return self.states.setdefault((tier, plan), {})
 
     def earlier(self, tier: int, plan: str) -> Callable[[WorkUnit], np.ndarray]:
-        return lambda unit: load_array(unit_file(self.job.run_dir, tier, plan, unit), mmap=False)
+        return lambda unit: load_array(unit_file(self.job.run_dir, tier, plan, unit))
 
 
 _processes: dict[Job, _Process] = {}
@@ -286,11 +364,17 @@ def done_file(run_dir: str, tier: int, plan: str) -> str:
 
 def _shared(path: str, dtype, shape: tuple) -> np.ndarray:
     """A file of the shared directory mapped for reading and writing by every process of this
-    machine (MAP_SHARED), checked for type and size first."""
-    array = np.load(path, mmap_mode="r+", allow_pickle=False)
-    if array.dtype != dtype or array.shape != shape:
-        raise ValueError(f"{path} does not hold {shape} of {np.dtype(dtype).name}")
-    return array
+    machine (MAP_SHARED), checked for type and size first (see above)."""
+    with _open_regular(path, write=True) as f:
+        found_shape, found_dtype, offset = _npy_layout(f, path)
+        if found_dtype != dtype or found_shape != shape:
+            raise ValueError(f"{path} does not hold {shape} of {np.dtype(dtype).name}")
+        return np.memmap(f, dtype=dtype, mode="r+", offset=offset, shape=shape)
+
+
+def _shared_whole(path: str, array: np.ndarray) -> None:
+    """check_whole for a file mapped by `_shared`."""
+    check_whole(path, array.offset + array.nbytes)
 
 
 def solve_shared_part_task(job: Job, tier: int, deps: tuple[int, ...], plan_token: str,
@@ -305,17 +389,17 @@ def solve_shared_part_task(job: Job, tier: int, deps: tuple[int, ...], plan_toke
     here = _process(job)
     window = here.window(deps)
     size = here.game.tier_size(tier)
-    records = _shared(tier_file(job.run_dir, tier, "records"), np.uint16, (size,))
-    done = _shared(done_file(job.run_dir, tier, plan_token), np.int64, (parts,))
+    paths = (tier_file(job.run_dir, tier, "records"), done_file(job.run_dir, tier, plan_token))
+    records = _shared(paths[0], np.uint16, (size,))
+    done = _shared(paths[1], np.int64, (parts,))
     state = here.state(tier, plan_token)
     state.setdefault("records", records)
-    if "order" not in state:            # the driver's sort, shared (checked by the worker)
-        order = load_array(os.path.join(job.run_dir, ORDER_FILE), mmap=True)
-        if order.dtype != np.uint32 or order.ndim != 1 or order.size < size:
+    if "order" not in state:            # the driver's sort (checked by the worker)
+        order = load_array(os.path.join(job.run_dir, ORDER_FILE), first=size)
+        if order.dtype != np.uint32:
             raise ValueError(f"the order of tier {tier} in {job.run_dir} does not fit it")
-        state["order"] = order[:size]
-        state["first"] = load_array(os.path.join(job.run_dir, f"tier-{tier}-first.npy"),
-                                    mmap=False)
+        state["order"] = order
+        state["first"] = load_array(os.path.join(job.run_dir, f"tier-{tier}-first.npy"))
     abort = Event(f"sowsolve-{plan_token}-abort")
     # need[u][q]: how many of part q's units come before the round of unit u
     round_start: dict[int, int] = {}
@@ -334,6 +418,8 @@ def solve_shared_part_task(job: Job, tier: int, deps: tuple[int, ...], plan_toke
         _await_counts(done, need, part, abort, tier)
         if _called_off(job.run_dir):
             raise RuntimeError(f"tier {tier}: the solve was called off")
+        for path, mapped in zip(paths, (state["records"], done)):
+            _shared_whole(path, mapped)
         here.worker.solve_unit(tier, unit, window, state, None)
         done[part] = count + 1
         solved += unit.positions
@@ -469,7 +555,7 @@ class DaskExecutor:
             tasks = self._submit(job, tier, deps, plan, token,
                                  game.tier_size(tier) if shared else None)
             self._wait(tasks, calls, worker.passes if not plan else 1, tier, plan, token)
-            data = load_tier(self.run_dir, game, tier, mmap=False)
+            data = load_tier(self.run_dir, game, tier)
         except RuntimeError:
             raise                       # the kernels' and solvers' own errors, as in one process
         except Exception as exc:        # noqa: BLE001 - anything else a cluster can raise
@@ -558,7 +644,7 @@ class DaskExecutor:
                     count = future.result()
                     done += count if not plan else 0
                 if plan and os.path.exists(counts):
-                    finished_units = load_array(counts, mmap=False)
+                    finished_units = load_array(counts)
                     done = sum(int(prefix[q][min(int(finished_units[q]), len(mine[q]))])
                                for q in range(self.parts))
                 elif plan:

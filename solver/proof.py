@@ -10,6 +10,8 @@ loser unanswered or ends anywhere but in the winner's win is refused.  Remotenes
 a proof: the winner's moves on it win, not necessarily fastest."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import random
@@ -56,6 +58,10 @@ class DamagedProof(RuntimeError):
 
 class ProofFails(DamagedProof):
     """A proof file that does not prove what it says."""
+
+
+class CheckpointInUse(RuntimeError):
+    """A checkpoint another search is using (or whose lock cannot be taken)."""
 
 
 @dataclass
@@ -121,10 +127,20 @@ def prove(game: Game, position, memory: int, progress: Progress = no_progress,
     """Search until the position is proved (or `max_nodes` expansions are spent: None).  Ctrl-C
     stops it (KeyboardInterrupt).  With `checkpoint`, the search starts from that file when it
     holds a search of the same position and writes it every `checkpoint_seconds` (and when
-    stopped), so a run killed at any moment loses at most that much work.  Returns the result
+    stopped), so a run killed at any moment loses at most that much work; a second search of
+    the same checkpoint meanwhile is refused (CheckpointInUse, checkpoint_lock).  Returns the result
     and the prover (for `extract`).  With threads > 1 the threads share the table, and the
     positions expanded vary from run to run with their timing."""
     entries = memory_entries(memory)
+    with contextlib.ExitStack() as held:
+        if checkpoint is not None:
+            held.enter_context(checkpoint_lock(checkpoint))
+        return _prove(game, position, entries, progress, max_nodes, checkpoint,
+                      checkpoint_seconds, threads)
+
+
+def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: int | None,
+           checkpoint: str | None, checkpoint_seconds: float, threads: int):
     prover = prover_for(game, position, entries)
     restored = checkpoint is not None and os.path.exists(checkpoint)
     if restored:
@@ -198,6 +214,51 @@ def extract(prover, root: int, value: str, max_nodes: int | None = None) -> Choi
 
 
 # --- checkpoints ---------------------------------------------------------------------------
+
+#: the lock file beside a checkpoint (its real path, whatever link names it) + this
+LOCK_SUFFIX = ".lock"
+
+
+@contextlib.contextmanager
+def checkpoint_lock(checkpoint: str):
+    """An exclusive flock on the lock file beside `checkpoint` for as long as the search uses
+    it: a second search of the same checkpoint is refused (CheckpointInUse) instead of both
+    writing it in turn.  The kernel drops a flock when its process ends however it ends, so the
+    lock file that a killed search leaves blocks nothing; a search removes its lock file as it
+    ends, holding the lock, and one that locked a file removed meanwhile tries again."""
+    path = os.path.realpath(checkpoint) + LOCK_SUFFIX
+    shown = quote(checkpoint, 60)
+    for _ in range(20):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise CheckpointInUse(f"cannot lock --checkpoint {shown} ({exc.strerror or exc})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except BlockingIOError:
+            os.close(fd)
+            raise CheckpointInUse(f"--checkpoint {shown} is in use by another sowsolve prove; "
+                                  f"wait for it to end or stop it first") from None
+        except FileNotFoundError:
+            same = False
+        except OSError as exc:
+            os.close(fd)
+            raise CheckpointInUse(f"cannot lock --checkpoint {shown} ({exc.strerror or exc})") from None
+        if same:
+            break
+        os.close(fd)                # removed by the search that held it as it ended: again
+    else:
+        raise CheckpointInUse(f"the lock of --checkpoint {shown} keeps being replaced; try again")
+    try:
+        yield
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        os.close(fd)
+
 
 def _identity(game: Game, position) -> str:
     return json.dumps({"game": game.name, "parameters": game.parameters(),
@@ -489,7 +550,7 @@ def verify_proof(proof: ProofFile, progress: Progress = no_progress, samples: in
         raise ProofFails(f"the proof holds {int(np.count_nonzero(~reached)):,} positions of the "
                          f"winner's that its lines never reach")
     sampled = cross_check_with_reference_rules(proof, samples, seed)
-    return _verified(proof, checked, "compiled move generator", sampled)
+    return dict(_verified(proof, checked, "compiled move generator", sampled), seed=seed)
 
 
 def _verified(proof: ProofFile, checked: int, method: str, reference_checked: int) -> dict:

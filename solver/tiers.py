@@ -54,7 +54,7 @@ class TierReport:
 @dataclass
 class SolveReport:
     tiers: list[TierReport] = field(default_factory=list)
-    resumed_from: int | None = None
+    resumed_from: int | None = None         # the last tier stored before, in solving order
     search_seconds: float | None = None     # a search solves all tiers at once
 
     @property
@@ -225,6 +225,15 @@ class InProcess:
 IN_PROCESS = InProcess()
 
 
+def last_solved(order: Iterable[int], done: Iterable[int]) -> int | None:
+    """The last tier of `order` (a solving order) that `done` holds, or None: where a stopped
+    solve resumes after.  Tier numbers need not rise along the order (the contract promises
+    only that every child of a tier lies in it or in an earlier one)."""
+    done = set(done)
+    kept = [tier for tier in order if tier in done]
+    return kept[-1] if kept else None
+
+
 def last_uses(game: Game, order: list[int]) -> dict[int, int]:
     """For each tier, the last position in `order` whose work reads it: the window may drop a
     tier once past that point."""
@@ -380,7 +389,9 @@ def solve_tiers_with(game: Game, store: TierStore, worker: TierWorker,
     finishes (refusing one with unsolved records).  Ctrl-C stops the kernel at once; the
     interrupted tier is not stored, so the next solve resumes with it."""
     done = store.finished_tiers()
-    report = SolveReport(resumed_from=max(done) if done else None)
+    # a table's own tier list (an endgame table holds the first tiers only), else the game's
+    order = store.tier_order() if hasattr(store, "tier_order") else list(game.tiers())
+    report = SolveReport(resumed_from=last_solved(order, done))
 
     def finished(tier: int, records: np.ndarray, seconds: float) -> None:
         summary = game.value_kind.summarize(records)
@@ -390,8 +401,6 @@ def solve_tiers_with(game: Game, store: TierStore, worker: TierWorker,
         store.save_tier(tier, records, summary)
         report.add(tier, summary, seconds)
 
-    # a table's own tier list (an endgame table holds the first tiers only), else the game's
-    order = store.tier_order() if hasattr(store, "tier_order") else None
     TierManager(game, store.load_tier, executor, order).run(worker, finished, set(done), progress,
                                                             overlap=True)
     return report

@@ -73,12 +73,14 @@ class StdoutClosed(OutputError):
 
 
 class Terminated(BaseException):
-    """SIGTERM or SIGHUP arrived during an export; the temporary file is gone when it
-    propagates (exit with 128 + signum)."""
+    """SIGTERM or SIGHUP arrived (during an export: the temporary file is gone when it
+    propagates); the command exits with 128 + signum, saying `sentence` ("terminated" by
+    default: a solve says what it kept and how to resume)."""
 
-    def __init__(self, signum: int):
-        super().__init__(signum)
+    def __init__(self, signum: int, sentence: str = "terminated"):
+        super().__init__(signum, sentence)
         self.signum = signum
+        self.sentence = sentence
 
 
 def export(table: Table, out: str, fmt: str, max_stones: int | None,

@@ -47,6 +47,7 @@ from .format import (FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES, READ_VERSIONS,
                      decode_block, decode_value, encode_block, encode_value, identity, keys_context,
                      keys_key, load_json, long_context, long_key, open_json, seal_json,
                      stored_size_bound, summary_context, tier_key, KEYS_MAGIC, LONG_MAGIC)
+from ..solver.tiers import last_solved
 from ..solver.values import NO_LONG, long_table_problem, widen
 
 __all__ = ["Table", "TableWriter", "open_table", "TableBusy"]
@@ -407,6 +408,11 @@ class _TableFile:
         self._summaries[tier] = info
         return info
 
+    def long_table(self, tier: int) -> np.ndarray:
+        """The long table of a solved tier (entries index << 16 | plies of the records whose
+        remoteness passes a record's bits; empty where its summary counts none), checked."""
+        return self._long_table(tier)
+
     def _long_table(self, tier: int) -> np.ndarray:
         """The long table of a solved tier (empty where its summary counts none), checked."""
         table = self._longs.get(tier)
@@ -533,6 +539,7 @@ class Table(_TableFile):
             raise
         self._position_type = type(self.game.initial())
         self._blocks: OrderedDict[tuple[bool, int, int], np.ndarray] = OrderedDict()
+        self._blocks_lock = threading.Lock()     # threads may read one table (serve)
 
     # --- context manager ----------------------------------------------------------------
     def close(self) -> None:
@@ -554,14 +561,16 @@ class Table(_TableFile):
     def block(self, tier: int, block: int, keys: bool = False) -> np.ndarray:
         """Records (or, in keyed tables, keys) of one block, every check passed (cached)."""
         key = (keys, tier, block)
-        cached = self._blocks.get(key)
-        if cached is not None:
-            self._blocks.move_to_end(key)
-            return cached
+        with self._blocks_lock:
+            cached = self._blocks.get(key)
+            if cached is not None:
+                self._blocks.move_to_end(key)
+                return cached
         records = self._load_block(tier, block, keys)
-        self._blocks[key] = records
-        if len(self._blocks) > BLOCK_CACHE:
-            self._blocks.popitem(last=False)
+        with self._blocks_lock:
+            self._blocks[key] = records
+            if len(self._blocks) > BLOCK_CACHE:
+                self._blocks.popitem(last=False)
         return records
 
     def iter_blocks(self, tier: int) -> Iterator[tuple[int, np.ndarray]]:
@@ -911,10 +920,10 @@ class TableWriter(_TableFile):
         self._db.commit()
 
     def _kept(self) -> str:
-        solved = self.meta["solved_tiers"]
-        if not solved:
+        last = last_solved(self.tier_order(), self.meta["solved_tiers"])
+        if last is None:
             return "the table keeps no solved tier yet"
-        return f"the table keeps tiers up to {self._tier_label(max(solved))}"
+        return f"the table keeps tiers up to {self._tier_label(last)}"
 
     def _tier_label(self, tier: int) -> str:
         name = self.game.tier_name(tier)
@@ -984,7 +993,9 @@ class TableWriter(_TableFile):
                 stored += len(data)
         summary = dict(summary, stored_bytes=stored)
         self._db[tier_key(tier)] = seal_json(summary, summary_context(self.ident, tier))
-        self.meta["solved_tiers"] = sorted(set(self.meta["solved_tiers"]) | {tier})
+        # in solving order, as the tier list (tier numbers need not rise along it)
+        solved = set(self.meta["solved_tiers"]) | {tier}
+        self.meta["solved_tiers"] = [t for t in self.meta["tiers"] if t in solved]
         self._solved = set(self.meta["solved_tiers"])
         self._summaries.pop(tier, None)
         self._longs.pop(tier, None)

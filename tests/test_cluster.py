@@ -227,10 +227,103 @@ def test_files_of_the_shared_directory_are_checked_before_a_kernel_reads_them(tm
         else:
             save_array(path, bad)
         with pytest.raises(ValueError, match=says):
-            load_tier(run_dir, game, tier, mmap=True)
+            load_tier(run_dir, game, tier)
     os.unlink(tier_file(run_dir, tier, "records"))
     with pytest.raises(ValueError, match="cannot be read"):
-        load_tier(run_dir, game, tier, mmap=True)
+        load_tier(run_dir, game, tier)
+
+
+def test_hostile_files_in_the_shared_directory_are_refused_without_hanging(tmp_path):
+    """A FIFO in a tier file's place (whose open would wait for a writer for good), a symbolic
+    link, a directory and a file shorter or longer than its header says are refused at once
+    with a sentence naming the file."""
+    game = make_game("diffusion", cols=4, stones=2)
+    tier = 3
+    size = game.tier_size(tier)
+    path = tier_file(str(tmp_path), tier, "records")
+    save_array(str(tmp_path / "real.npy"), np.zeros(size, np.uint16))
+    whole = (tmp_path / "real.npy").read_bytes()
+
+    def fifo():
+        os.mkfifo(path)
+
+    def link():
+        os.symlink(tmp_path / "real.npy", path)
+
+    def directory():
+        os.mkdir(path)
+
+    def short():
+        open(path, "wb").write(whole[:-2])
+
+    def long():
+        open(path, "wb").write(whole + b"\0\0")
+
+    for make, says in [(fifo, "not a regular file"), (link, "symbolic link"),
+                       (directory, "not a regular file"), (short, "not the"), (long, "not the")]:
+        make()
+        outcome = []
+        reader = threading.Thread(target=lambda: outcome.append(_error_of(load_tier, str(tmp_path),
+                                                                          game, tier)), daemon=True)
+        reader.start()
+        reader.join(30)                 # a liveness bound: the refusal takes milliseconds
+        if reader.is_alive():           # blocked in open(): let it go before failing
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+            pytest.fail(f"{make.__name__}: the read blocked")
+        assert isinstance(outcome[0], ValueError) and says in str(outcome[0]), (make.__name__, outcome)
+        assert path in str(outcome[0])
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.rmdir(path)
+        else:
+            os.unlink(path)
+
+
+def _error_of(call, *args):
+    try:
+        call(*args)
+    except Exception as exc:  # noqa: BLE001 - returned to the test
+        return exc
+    return None
+
+
+def test_a_tier_file_truncated_in_place_after_it_was_read_harms_no_worker(tmp_path):
+    """A worker's window holds its lower tiers; the file of one truncated in place afterwards
+    (as `: > file` does) must not kill the worker (a mapped file's lost pages are a SIGBUS at
+    the next access): the worker (a process of its own here) still reads every record."""
+    game = make_game("diffusion", cols=4, stones=2)
+    tier = max(game.tiers(), key=game.tier_size)
+    records = (np.arange(game.tier_size(tier)) % 7 + 1).astype(np.uint16)
+    job_dir = str(tmp_path)
+    save_array(tier_file(job_dir, tier, "records"), records)
+    script = (
+        "import sys\n"
+        "from sowsolve.solver import cluster\n"
+        f"job = cluster.Job('diffusion', (('cols', 4), ('stones', 2)), {job_dir!r}, 1, cluster.version())\n"
+        f"window = cluster._process(job).window(({tier},))\n"
+        f"open({tier_file(job_dir, tier, 'records')!r}, 'r+b').truncate(0)\n"
+        f"print(int(window[{tier}].astype('int64').sum()))\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, (run.returncode, run.stderr[-500:])
+    assert int(run.stdout) == int(records.astype(np.int64).sum())
+
+
+def test_a_shared_file_changed_between_units_is_an_error_not_a_crash(tmp_path):
+    """The files the parts of a tier map and write in place are checked when mapped and again
+    before each unit: a truncation in between is a sentence naming the file."""
+    from sowsolve.solver.cluster import _shared, _shared_whole
+    path = str(tmp_path / "records.npy")
+    np.lib.format.open_memmap(path, mode="w+", dtype=np.uint16, shape=(5000,)).flush()
+    mapped = _shared(path, np.uint16, (5000,))
+    _shared_whole(path, mapped)
+    os.truncate(path, 1000)
+    with pytest.raises(ValueError, match="changed in place"):
+        _shared_whole(path, mapped)
+    with pytest.raises(ValueError, match="not the"):
+        _shared(path, np.uint16, (5000,))
+    os.unlink(path)
+    os.mkfifo(path)
+    with pytest.raises(ValueError, match="not a regular file"):
+        _shared(path, np.uint16, (5000,))
 
 
 def test_a_margin_tier_with_a_bad_long_table_is_refused(tmp_path):
@@ -241,7 +334,7 @@ def test_a_margin_tier_with_a_bad_long_table_is_refused(tmp_path):
     save_array(tier_file(str(tmp_path), tier, "long"),
                np.array([(size + 5) << 16 | 600], dtype=np.uint64))
     with pytest.raises(ValueError, match="long table"):
-        load_tier(str(tmp_path), game, tier, mmap=True)
+        load_tier(str(tmp_path), game, tier)
 
 
 def test_solve_groups_refuses_what_would_read_outside_or_solve_wrongly():

@@ -390,3 +390,112 @@ def test_play_on_an_endgame_table_asks_for_a_position_first(tmp_path):
                endgame).exit_code == 0
     result = cli("play", "--table", endgame)
     assert result.exit_code == 2 and "--position" in result.output and "you play" not in result.output
+
+
+# --- the explorer's work: once per position, off the event loop, bounded -------------------
+
+LACKED = ["201/111/111 L", "102/111/111 L"]     # 3x3 positions the table lacks: searched
+HELD = "030/111/111 L"                           # one it holds
+
+
+def serving(tables, check):
+    """check(client, app), a coroutine, run against the explorer over the 3x3 Overflow table
+    in this process (its lifespan run as a server runs it)."""
+    import asyncio
+
+    import httpx
+    from sowsolve.cli.web import create_app
+
+    async def main():
+        app = create_app([str(tables["o33"])])
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                await check(client, app)
+    asyncio.run(main())
+
+
+class HeldSearch:
+    """The search kernel's call, held until `release` is set (at most 60 s: a liveness bound,
+    after which `timed_out` says the test's own requests could not get through meanwhile)."""
+
+    def __init__(self, monkeypatch):
+        import threading
+        from sowsolve.solver import search
+        self.started, self.release = threading.Event(), threading.Event()
+        self.timed_out = False
+        real = search.run_stoppable
+
+        def held(call, positions=None):
+            self.started.set()
+            self.timed_out = not self.release.wait(60)
+            return real(call, positions)
+        monkeypatch.setattr(search, "run_stoppable", held)
+
+
+def test_the_page_s_two_requests_for_a_position_are_worked_out_once(tables, monkeypatch):
+    """The page asks /api/svg and /api/query for a position together: the position (here one
+    the table lacks, which a query searches) is worked out once, and both answers are the ones
+    `query --json` gives."""
+    import asyncio
+    from sowsolve.tables import query as queries
+    asked = []
+    real = queries.query
+    monkeypatch.setattr(queries, "query", lambda *args, **kw: asked.append(args[1]) or real(*args, **kw))
+    printed = json.loads(cli("query", LACKED[0], "--table", tables["o33"], "--json").stdout)
+    assert printed["source"] == "search"
+
+    async def check(client, app):
+        svg, answer = await asyncio.gather(client.get("/api/svg", params={"position": LACKED[0]}),
+                                           client.get("/api/query", params={"position": LACKED[0]}))
+        assert svg.status_code == answer.status_code == 200
+        assert answer.json() == dict(printed, table="o33.sqlite")
+        again = await client.get("/api/svg", params={"position": " " + LACKED[0]})
+        assert again.text == svg.text
+    asked.clear()
+    serving(tables, check)
+    assert asked == [LACKED[0]]
+
+
+def test_a_search_runs_off_the_event_loop_and_searches_are_bounded(tables, monkeypatch):
+    """While a search runs (held here), the explorer answers the page, its tables and a position
+    the table holds; a second position that needs a search is refused at once with 503 and one
+    sentence; once the first search ends its answer arrives."""
+    import asyncio
+    held = HeldSearch(monkeypatch)
+
+    async def check(client, app):
+        searching = asyncio.ensure_future(client.get("/api/query", params={"position": LACKED[0]}))
+        while not held.started.is_set():
+            await asyncio.sleep(0.01)
+        try:
+            assert (await client.get("/")).status_code == 200
+            assert (await client.get("/api/tables")).status_code == 200
+            answer = await client.get("/api/query", params={"position": HELD})
+            assert answer.status_code == 200 and answer.json()["source"] == "table"
+            busy = await client.get("/api/svg", params={"position": LACKED[1]})
+            assert busy.status_code == 503
+            assert "searching" in busy.json()["error"] and "\n" not in busy.json()["error"]
+        finally:
+            held.release.set()
+        answer = await searching
+        assert answer.status_code == 200 and answer.json()["source"] == "search"
+        later = await client.get("/api/svg", params={"position": LACKED[1]})   # a slot again
+        assert later.status_code == 200
+    serving(tables, check)
+    assert not held.timed_out, "the other requests waited for the search"
+
+
+def test_a_stopping_server_stops_its_searches(tables, monkeypatch):
+    import asyncio
+    held = HeldSearch(monkeypatch)
+
+    async def check(client, app):
+        searching = asyncio.ensure_future(client.get("/api/query", params={"position": LACKED[0]}))
+        while not held.started.is_set():
+            await asyncio.sleep(0.01)
+        app.state.explorer.stop.set()           # what `serve` does as a signal arrives
+        held.release.set()
+        answer = await searching
+        assert answer.status_code == 503 and answer.json() == {"error": "the explorer is stopping"}
+    serving(tables, check)

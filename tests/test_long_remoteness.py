@@ -157,6 +157,29 @@ def test_a_forged_long_table_is_refused(long_table, tmp_path, case):
             table.tier_data(SHIFTED)
         with pytest.raises(CorruptTable):
             table.probe(position)
-    answer = CliRunner().invoke(app, ["query", game.format_position(position), "--table", str(path)])
-    assert answer.exit_code == 1 and "corrupt" in answer.stderr, answer.output
-    assert len(answer.stderr.strip().splitlines()) == 1 and "Traceback" not in answer.output
+    for command in (["query", game.format_position(position)], ["info"]):
+        answer = CliRunner().invoke(app, [*command, "--table", str(path)])
+        assert answer.exit_code == 1 and "corrupt" in answer.stderr, (command, answer.output)
+        assert len(answer.stderr.strip().splitlines()) == 1 and "Traceback" not in answer.output
+
+
+def test_info_reads_the_long_tables(long_table):
+    """info counts, per tier, the records whose remoteness is in the long table, and their
+    longest line, as probing every position of the table gives them."""
+    game, path, _ = long_table
+    answer = CliRunner().invoke(app, ["info", "--table", str(path), "--json"])
+    assert answer.exit_code == 0, answer.output
+    said = json.loads(answer.stdout)
+    counted, longest = {}, 0
+    with open_table(path) as table:
+        for tier in table.tiers:
+            size = table.tier_size(tier)
+            for position in game.stored_positions(tier, 0, size):
+                remoteness = table.probe(position).remoteness
+                if remoteness is not None and remoteness >= REM_LONG:
+                    counted[tier] = counted.get(tier, 0) + 1
+                    longest = max(longest, remoteness)
+    assert {row["tier"]: row["long"] for row in said["tiers"] if row["long"]} == counted
+    assert said["long_remoteness"] == {"records": sum(counted.values()), "longest": longest}
+    text = CliRunner().invoke(app, ["info", "--table", str(path)]).stdout
+    assert f"{sum(counted.values()):,} records, the longest {longest} plies" in text

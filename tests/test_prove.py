@@ -589,3 +589,57 @@ def test_query_proves_a_position_the_table_lacks_within_its_budget(table_3x4):
     assert short.exit_code == 1 and "not proved within the budget" in short.stderr, short.output
     line = run("query", "2222/1111/0000 L", "--table", path, "--max-nodes", 5, "--line")
     assert line.exit_code == 2 and "remoteness" in line.stderr, line.output
+
+
+def test_a_checkpoint_in_use_is_refused_and_a_killed_search_s_lock_blocks_nothing(tmp_path):
+    """A second search of a checkpoint another process holds is refused in one sentence (exit
+    1), leaving the checkpoint as it was; once that process is killed (SIGKILL: its lock file
+    stays), a search of the checkpoint runs, and removes the lock file as it ends."""
+    import subprocess
+    import sys
+    checkpoint = tmp_path / "search.ckpt"
+    game = make_game("overflow", size="3x4")
+    stopped, _ = proofs.prove(game, game.initial(), MEMORY, max_nodes=2000, checkpoint=str(checkpoint))
+    assert stopped is None and checkpoint.exists()
+    saved = checkpoint.read_bytes()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nfrom sowsolve.solver import proof\n"
+         f"with proof.checkpoint_lock({str(checkpoint)!r}):\n print('held', flush=True)\n sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        second = run("prove", "overflow", "--size", "3x4", "--checkpoint", checkpoint, "--memory", "192M")
+        assert second.exit_code == 1, second.output
+        said = second.stderr.strip().splitlines()
+        assert len(said) == 1 and said[0].startswith("sowsolve: --checkpoint '"), said
+        assert said[0].endswith("is in use by another sowsolve prove; wait for it to end or "
+                                "stop it first"), said
+        assert checkpoint.read_bytes() == saved
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (tmp_path / "search.ckpt.lock").exists()
+    after = run("prove", "overflow", "--size", "3x4", "--checkpoint", checkpoint, "--memory", "192M",
+                "--json")
+    assert after.exit_code == 0, after.output
+    assert json.loads(after.stdout)["value"] == "win"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["search.ckpt"]
+
+
+def test_check_proof_draws_its_sample_by_samples_and_seed_and_refuses_them_with_full(proof_3x4,
+                                                                                   table_3x4):
+    """Without --full, --samples and --seed choose the positions replayed with the reference
+    rules (the report says how many, and the seed); --full replays every position, so either
+    option with it is a usage error naming it, for a proof and a table alike."""
+    path, _ = proof_3x4
+    drawn = json.loads(run("check", "--proof", path, "--json", "--samples", 7, "--seed", 11).stdout)
+    assert drawn["reference_positions"] == 2 * 7 and drawn["seed"] == 11
+    assert "seed 11" in run("check", "--proof", path, "--samples", 7, "--seed", 11).stdout
+    _, table = table_3x4
+    for target in (["--proof", path], ["--table", table]):
+        for given in (["--samples", 5], ["--seed", 3], ["--samples", 5, "--seed", 3]):
+            refused = run("check", *target, "--full", *given)
+            assert refused.exit_code == 2, refused.output
+            said = refused.stderr.strip().splitlines()
+            assert len(said) == 1 and said[0].startswith("sowsolve: --full checks every position")
+            assert all(option in said[0] for option in given if str(option).startswith("--"))
