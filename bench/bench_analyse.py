@@ -138,7 +138,7 @@ def main() -> None:
                                       args.seed) for n, b in BOARDS],
               "speed": [speed(n, b, args.speed_seconds, t) for n, b in STANDARD for t in (1, 2)],
               "overflow_6x6_depth_10": time_to_depth("overflow", {"size": "6x6"}, 10,
-                                                     args.threads, 600.0)}
+                                                     args.threads, 60.0)}
     emit(result, args.out)
 
 

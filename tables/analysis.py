@@ -121,16 +121,23 @@ class Analyser:
                     done.set()
 
             worker = threading.Thread(target=run, name="sowsolve-analyse", daemon=True)
-            worker.start()
-            interrupted = False
+            interrupted = started = False
             try:
+                worker.start()
+                started = True
                 while not done.wait(status_every):
                     if on_status is not None:
                         on_status(self._status(position))
             except KeyboardInterrupt:
+                if not started:
+                    raise                        # nothing searched: nothing to report
                 interrupted = True
-                self.engine.stop()
-                while not done.wait(0.05):
+            finally:
+                # whatever ends the wait (Ctrl-C, an error of the callback), the search stops
+                # and is waited for: the engine's memory is never freed under it
+                if not done.is_set():
+                    self.engine.stop()
+                while worker.is_alive() and not done.wait(0.05):
                     pass
             if failure:
                 raise failure[0]

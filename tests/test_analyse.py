@@ -219,9 +219,9 @@ def test_ctrl_c_prints_the_best_so_far(tmp_path):
                              "111111/111111/111111/111111/111111/111111 L", "--time", "60",
                              "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "SOWSOLVE_TABLES": str(tmp_path)})
-    time.sleep(4)
+    time.sleep(8)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    out, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, err
     result = json.loads(out)
     assert result["moves"] and result["search"]["depth"] >= 1
