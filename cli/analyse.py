@@ -101,8 +101,8 @@ def analyse(
     \b
     Examples:
       sowsolve analyse '555555/555555 p - -' --time 10
-      sowsolve analyse '111111/111111/111111/111111/111111/111111 L' --multipv 3
-      sowsolve analyse '2222/2222 A' --nodes 100000 --threads 1 --json
+      sowsolve analyse '1111/1111/1111/1111 L' --multipv 3
+      sowsolve analyse '2222/2222 A' --nodes 9000 --json
     """
     live = LiveLine()
     with clear_errors():

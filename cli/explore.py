@@ -181,7 +181,7 @@ def play_command(
       sowsolve play --table T.sqlite
       sowsolve play --position '2222/2222 B' --as A
       sowsolve play --hints
-      sowsolve play --position '111111/111111/111111/111111/111111/111111 L' --time 2
+      sowsolve play --position '1111/1111 A' --time 2
     """
     with clear_errors(), stop_on_terminate():
         if seconds is not None:
