@@ -201,8 +201,10 @@ class Explorer:
             if self.stop.is_set():
                 engine.engine.stop()
         with _Searching(self.slots, self.stop):
-            return engine.analyse(table.game.parse_position(text), seconds=ENGINE_SECONDS,
-                                  threads=default_threads(), on_status=stop_with_server)
+            result = engine.analyse(table.game.parse_position(text), seconds=ENGINE_SECONDS,
+                                    threads=default_threads(), on_status=stop_with_server)
+        result["search"]["leaf_tables"] = [name]          # tables by file name, never by path
+        return result
 
 
 def create_app(paths: list[str], hosts: list[str] | None = None,
