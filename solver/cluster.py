@@ -207,11 +207,14 @@ def load_tier(run_dir: str, game: Game, tier: int):
     size = game.tier_size(tier)
     arrays = {}
     for name in game.value_kind.tier_array_names():
+        path = tier_file(run_dir, tier, name)
         try:
-            arrays[name] = load_array(tier_file(run_dir, tier, name))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"tier {tier} in the shared directory {run_dir} cannot be read "
-                             f"({exc})") from None
+            arrays[name] = load_array(path)
+        except ValueError as exc:           # its sentence names the file
+            raise ValueError(f"tier {tier} cannot be read from the shared directory: {exc}") from None
+        except OSError as exc:
+            raise ValueError(f"tier {tier} cannot be read from the shared directory: "
+                             f"{exc.strerror or exc}: {path}") from None
     try:
         return game.value_kind.tier_from_arrays(arrays, size)
     except ValueError as exc:
@@ -598,7 +601,7 @@ class DaskExecutor:
             if isinstance(exc, OSError) and exc.strerror:
                 detail = exc.strerror[:300]         # a sentence naming the file (save_array)
             else:
-                text = str(exc).splitlines()[0][:200] if str(exc) else ""
+                text = str(exc).splitlines()[0][:400] if str(exc) else ""
                 detail = f"{type(exc).__name__}{': ' + text if text else ''}"
             raise ClusterError(f"solving {bar_name(game, tier)} on the cluster failed: "
                                f"{detail}") from None
