@@ -304,9 +304,7 @@ def solve_signal(tmp_path, refs, fault):
     code_, _, err = child.stop(sig)
     said(code_, err, code, f"{word}; {table} keeps 2 of 16 tiers (up to tier 2): run the same "
                            f"command again to resume")
-    assert solved_prefix(table, "diffusion", cols=4, stones=2) == [1, 2]
-    assert cli("solve", *DIFFUSION_4_2, "--table", table)[0] == 0
-    same_table(table, refs["d42"])
+    keeps_two_tiers_and_resumes(table, refs)
     assert listing(tmp_path) == ["t.sqlite"]
 
 
@@ -472,15 +470,23 @@ def check_kill(tmp_path, refs):
     assert fingerprint(table) == before and listing(tmp_path) == ["d41.sqlite"]
 
 
-def check_disk_full(tmp_path, refs):
-    """A read needs no room: the check of a table on a full disk runs and changes nothing."""
+def read_on_a_full_disk(tmp_path, refs, name, read):
+    """A read needs no room: `read(table, directory)` of a copy of the table `name` on a full
+    disk runs, and leaves the disk as it was."""
     with SmallDisk(tmp_path / "small", "256k") as disk:
-        table = copy(refs, "d41", disk.directory)
+        table = copy(refs, name, disk.directory)
         disk.fill()
         before = fingerprint(table)
+        read(table, disk.directory)
+        assert fingerprint(table) == before
+        assert listing(disk.directory) == sorted([f"{name}.sqlite", "filler"])
+
+
+def check_disk_full(tmp_path, refs):
+    def read(table, directory):
         code, out, err = cli("check", "--table", table, "--full")
         assert code == 0 and out.rstrip().endswith("OK"), (out, err)
-        assert fingerprint(table) == before and listing(disk.directory) == ["d41.sqlite", "filler"]
+    read_on_a_full_disk(tmp_path, refs, "d41", read)
 
 
 def check_hostile(tmp_path, refs):
@@ -626,17 +632,14 @@ def serve_kill(tmp_path, refs):
 
 
 def serve_disk_full(tmp_path, refs):
-    """A read needs no room: the explorer over a table on a full disk answers."""
     from starlette.testclient import TestClient
     from sowsolve.cli.web import create_app
-    with SmallDisk(tmp_path / "small", "256k") as disk:
-        table = copy(refs, "o33", disk.directory)
-        disk.fill()
-        before = fingerprint(table)
+
+    def read(table, directory):
         with TestClient(create_app([table])) as client:
             for position in (LACKED, "111/111/111 L"):
                 assert client.get("/api/svg", params={"position": position}).status_code == 200
-        assert fingerprint(table) == before and listing(disk.directory) == ["filler", "o33.sqlite"]
+    read_on_a_full_disk(tmp_path, refs, "o33", read)
 
 
 def serve_hostile(tmp_path, refs):
@@ -694,12 +697,7 @@ def play_kill(tmp_path, refs):
 
 
 def play_disk_full(tmp_path, refs):
-    with SmallDisk(tmp_path / "small", "256k") as disk:
-        table = copy(refs, "d41", disk.directory)
-        disk.fill()
-        before = fingerprint(table)
-        play_quits(table, disk.directory)
-        assert fingerprint(table) == before and listing(disk.directory) == ["d41.sqlite", "filler"]
+    read_on_a_full_disk(tmp_path, refs, "d41", play_quits)
 
 
 def play_hostile(tmp_path, refs):
@@ -724,21 +722,33 @@ def run_dirs(directory):
     return [name for name in os.listdir(directory) if name.endswith(".sowsolve-cluster")]
 
 
-def cluster_signal(tmp_path, refs, fault):
-    sig, code, word = SIGNALS[fault]
+def paused_cluster_solve(tmp_path, act):
+    """(table, act(child)) of a cluster solve of Diffusion 2x4 k=2 paused before its third
+    tier; the driver and its workers are gone afterwards."""
     table = str(tmp_path / "t.sqlite")
     child = Child(cluster_args(table), str(tmp_path), pause="cluster-tier", session=True)
     try:
         child.paused()
-        code_, _, err = child.stop(sig)
+        return table, act(child)
     finally:
         child.kill()
-    said(code_, err, code, f"{word}; {table} keeps 2 of 16 tiers (up to tier 2): run the same "
-                           f"command again to resume")
+
+
+def keeps_two_tiers_and_resumes(table, refs):
+    """A solve stopped before its third tier: the table keeps the first two, nothing of the
+    run is left in the shared directory, and the next solve finishes the table."""
     assert solved_prefix(table, "diffusion", cols=4, stones=2) == [1, 2]
-    assert run_dirs(tmp_path) == []
+    assert run_dirs(os.path.dirname(table)) == []
     assert cli("solve", *DIFFUSION_4_2, "--table", table)[0] == 0
     same_table(table, refs["d42"])
+
+
+def cluster_signal(tmp_path, refs, fault):
+    sig, code, word = SIGNALS[fault]
+    table, (code_, _, err) = paused_cluster_solve(tmp_path, lambda child: child.stop(sig))
+    said(code_, err, code, f"{word}; {table} keeps 2 of 16 tiers (up to tier 2): run the same "
+                           f"command again to resume")
+    keeps_two_tiers_and_resumes(table, refs)
 
 
 def cluster_kill(tmp_path, refs):
@@ -772,38 +782,27 @@ def cluster_disk_full(tmp_path, refs):
 def cluster_hostile(tmp_path, refs):
     """The file of a tier the workers are about to read replaced by a FIFO (whose open would
     wait for a writer for good): the solve fails in one sentence naming it, and resumes."""
-    table = str(tmp_path / "t.sqlite")
-    child = Child(cluster_args(table), str(tmp_path), pause="cluster-tier", session=True)
-    try:
-        child.paused()
+    def swap(child):
         [run] = run_dirs(tmp_path)
         tier_file = os.path.join(str(tmp_path), run, "tier-2-records.npy")
         os.replace(tier_file, tier_file + ".moved")
         os.mkfifo(tier_file)
         child.go()
-        code, _, err = child.finish()
-    finally:
-        child.kill()
+        return child.finish()
+    table, (code, _, err) = paused_cluster_solve(tmp_path, swap)
     line = said(code, err, 1, "solving tier 3 on the cluster failed")
     assert "tier-2-records.npy is not a regular file" in line, line
-    assert solved_prefix(table, "diffusion", cols=4, stones=2) == [1, 2]
-    assert run_dirs(tmp_path) == []
-    assert cli("solve", *DIFFUSION_4_2, "--table", table)[0] == 0
-    same_table(table, refs["d42"])
+    keeps_two_tiers_and_resumes(table, refs)
 
 
 def cluster_two(tmp_path, refs):
-    table = str(tmp_path / "t.sqlite")
-    first = Child(cluster_args(table), str(tmp_path), pause="cluster-tier", session=True)
-    try:
-        first.paused()
-        second = Child(cluster_args(table), str(tmp_path), session=True)
-        code, _, err = second.finish()
+    def second_then_first(first):
+        table = str(tmp_path / "t.sqlite")
+        code, _, err = Child(cluster_args(table), str(tmp_path), session=True).finish()
         said(code, err, 1, f"{table} is being written by another sowsolve process")
         first.go()
-        code, _, err = first.finish()
-    finally:
-        first.kill()
+        return first.finish()
+    table, (code, _, err) = paused_cluster_solve(tmp_path, second_then_first)
     assert code == 0, err
     same_table(table, refs["d42"])
     assert listing(tmp_path) == ["t.sqlite"]
