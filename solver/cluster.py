@@ -163,8 +163,10 @@ def new_mapped(path: str, dtype, shape: tuple) -> np.ndarray:
     """A new .npy file of zeros, its disk space taken before it is mapped: writing to a mapped
     page the disk has no room for is a SIGBUS, where taking the space first is an OSError
     (a full disk) naming the file."""
+    created = False
     try:
         with open(path, "xb") as f:
+            created = True
             np.lib.format.write_array_header_1_0(f, {
                 "descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
                 "shape": shape})
@@ -178,10 +180,8 @@ def new_mapped(path: str, dtype, shape: tuple) -> np.ndarray:
                     raise
                 f.truncate(offset + nbytes)     # a file system that cannot take it ahead
     except OSError as exc:
-        try:
+        if created:
             os.unlink(path)
-        except OSError:
-            pass
         raise OSError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
     return np.memmap(path, dtype=dtype, mode="r+", offset=offset, shape=shape)
 
