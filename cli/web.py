@@ -97,17 +97,17 @@ class _Searching:
     """The progress bar a search is handed (solver/search.py): it holds one search slot while
     the search runs, and stops the search (its kernel) once the server is stopping."""
 
-    def __init__(self, slots: threading.BoundedSemaphore, stop: threading.Event):
-        self.slots, self.stop = slots, stop
+    def __init__(self, slots: threading.BoundedSemaphore, searches: int, stop: threading.Event):
+        self.slots, self.searches, self.stop = slots, searches, stop
 
     def __call__(self, total, desc):
         return self
 
     def __enter__(self) -> "_Searching":
         if not self.slots.acquire(blocking=False):
-            raise Unavailable(f"the explorer is searching {MAX_SEARCHES} "
-                              f"{'position' if MAX_SEARCHES == 1 else 'positions'} its tables lack "
-                              f"already; try this one again when that is done")
+            raise Unavailable(f"the explorer is searching {self.searches} "
+                              f"{'position' if self.searches == 1 else 'positions'} its tables "
+                              f"lack already; try this one again when that is done")
         return self
 
     def __exit__(self, *exc) -> None:
@@ -129,11 +129,11 @@ class Explorer:
                  cached: int = CACHED_ANSWERS):
         self.tables = tables
         self.stop = stop
+        self.searches = searches
         self.slots = threading.BoundedSemaphore(searches)
         self.cached = cached
         self.answers: OrderedDict[tuple[str, str], tuple[bool, object]] = OrderedDict()
         self.working: dict[tuple[str, str], asyncio.Task] = {}
-        self.computed = 0               # positions worked out (not answered from the cache)
         self.engines: dict[str, analysis.Analyser] = {}
         self._engines_lock = threading.Lock()
 
@@ -164,7 +164,6 @@ class Explorer:
     async def _work_out(self, key: tuple[str, str], table) -> tuple[bool, object]:
         """The answer for `key`, worked out on a worker thread and kept (an error the same input
         always gets is kept too; a damaged table's or a busy server's is not)."""
-        self.computed += 1
         try:
             kept = (True, await run_in_threadpool(self._query, table, key[1], key[0]))
         except BAD_INPUT as exc:
@@ -184,7 +183,8 @@ class Explorer:
         (an endgame table's limit, a search too large), the analysis engine for ENGINE_SECONDS,
         holding a slot too, its values labelled exact or estimated."""
         try:
-            result = queries.query(table, text, SEARCH_LIMIT, progress=_Searching(self.slots, self.stop))
+            result = queries.query(table, text, SEARCH_LIMIT,
+                                   progress=_Searching(self.slots, self.searches, self.stop))
         except (NotInTable, BeyondTable, SearchLimitReached):
             result = self._analyse(table, name, text)
         result["table"] = name
@@ -200,7 +200,7 @@ class Explorer:
         def stop_with_server(status) -> None:
             if self.stop.is_set():
                 engine.engine.stop()
-        with _Searching(self.slots, self.stop):
+        with _Searching(self.slots, self.searches, self.stop):
             result = engine.analyse(table.game.parse_position(text), seconds=ENGINE_SECONDS,
                                     threads=default_threads(), on_status=stop_with_server)
         result["search"]["leaf_tables"] = [name]          # tables by file name, never by path

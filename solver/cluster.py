@@ -68,15 +68,23 @@ def unit_file(run_dir: str, tier: int, plan: str, unit: WorkUnit) -> str:
 def save_array(path: str, array: np.ndarray) -> None:
     """Write `array` whole under `path`: a reader sees the old file, or none, or all of it."""
     partial = f"{path}.{uuid.uuid4().hex}.partial"
+    array = np.ascontiguousarray(array)
     try:
         with open(partial, "wb") as f:
-            np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+            # the .npy layout np.save writes, the data through Python's own write: its error
+            # (a full disk) keeps its errno
+            np.lib.format.write_array_header_1_0(f, {
+                "descr": np.lib.format.dtype_to_descr(array.dtype), "fortran_order": False,
+                "shape": array.shape})
+            f.write(memoryview(array.reshape(-1)).cast("B"))
         os.replace(partial, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(partial)
         except OSError:
             pass
+        if isinstance(exc, OSError):        # named by its final name, never the partial one
+            raise OSError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
         raise
 
 
@@ -151,6 +159,33 @@ def load_array(path: str, first: int | None = None) -> np.ndarray:
         return array.reshape(shape)
 
 
+def new_mapped(path: str, dtype, shape: tuple) -> np.ndarray:
+    """A new .npy file of zeros, its disk space taken before it is mapped: writing to a mapped
+    page the disk has no room for is a SIGBUS, where taking the space first is an OSError
+    (a full disk) naming the file."""
+    created = False
+    try:
+        with open(path, "xb") as f:
+            created = True
+            np.lib.format.write_array_header_1_0(f, {
+                "descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+                "shape": shape})
+            offset = f.tell()
+            nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            try:
+                if nbytes:
+                    os.posix_fallocate(f.fileno(), offset, nbytes)
+            except OSError as exc:
+                if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                    raise
+                f.truncate(offset + nbytes)     # a file system that cannot take it ahead
+    except OSError as exc:
+        if created:
+            os.unlink(path)
+        raise OSError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
+    return np.memmap(path, dtype=dtype, mode="r+", offset=offset, shape=shape)
+
+
 def check_whole(path: str, nbytes: int) -> None:
     """ValueError unless the file at `path` (one this process has mapped) still holds `nbytes`
     bytes: its pages past a truncation would kill the process at the first access."""
@@ -172,11 +207,14 @@ def load_tier(run_dir: str, game: Game, tier: int):
     size = game.tier_size(tier)
     arrays = {}
     for name in game.value_kind.tier_array_names():
+        path = tier_file(run_dir, tier, name)
         try:
-            arrays[name] = load_array(tier_file(run_dir, tier, name))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"tier {tier} in the shared directory {run_dir} cannot be read "
-                             f"({exc})") from None
+            arrays[name] = load_array(path)
+        except ValueError as exc:           # its sentence names the file
+            raise ValueError(f"tier {tier} cannot be read from the shared directory: {exc}") from None
+        except OSError as exc:
+            raise ValueError(f"tier {tier} cannot be read from the shared directory: "
+                             f"{exc.strerror or exc}: {path}") from None
     try:
         return game.value_kind.tier_from_arrays(arrays, size)
     except ValueError as exc:
@@ -538,20 +576,21 @@ class DaskExecutor:
 
     def run(self, worker, tier: int, window: dict, calls: TierProgress):
         game = worker.game
-        for dep, data in window.items():
-            if dep not in self.written:
-                save_tier(self.run_dir, game, dep, data)
-                self.written.add(dep)
-        job, deps = self.job(game), tuple(sorted(window))
-        shared = self.in_place(game)
-        plan = (worker.plan(tier, self.parts, **self.split,
-                            order=self._order_buffer(game) if shared else None)
-                if hasattr(worker, "plan") else None)
-        if plan:
-            for name, array in worker.shared_arrays(tier).items():
-                save_array(os.path.join(self.run_dir, f"tier-{tier}-{name}.npy"), array)
         token = uuid.uuid4().hex[:12]
+        plan = None
         try:
+            for dep, data in window.items():
+                if dep not in self.written:
+                    save_tier(self.run_dir, game, dep, data)
+                    self.written.add(dep)
+            job, deps = self.job(game), tuple(sorted(window))
+            shared = self.in_place(game)
+            plan = (worker.plan(tier, self.parts, **self.split,
+                                order=self._order_buffer(game) if shared else None)
+                    if hasattr(worker, "plan") else None)
+            if plan:
+                for name, array in worker.shared_arrays(tier).items():
+                    save_array(os.path.join(self.run_dir, f"tier-{tier}-{name}.npy"), array)
             tasks = self._submit(job, tier, deps, plan, token,
                                  game.tier_size(tier) if shared else None)
             self._wait(tasks, calls, worker.passes if not plan else 1, tier, plan, token)
@@ -559,9 +598,13 @@ class DaskExecutor:
         except RuntimeError:
             raise                       # the kernels' and solvers' own errors, as in one process
         except Exception as exc:        # noqa: BLE001 - anything else a cluster can raise
-            detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+            if isinstance(exc, OSError) and exc.strerror:
+                detail = exc.strerror[:300]         # a sentence naming the file (save_array)
+            else:
+                text = str(exc).splitlines()[0][:400] if str(exc) else ""
+                detail = f"{type(exc).__name__}{': ' + text if text else ''}"
             raise ClusterError(f"solving {bar_name(game, tier)} on the cluster failed: "
-                               f"{type(exc).__name__}{': ' + detail if detail else ''}") from None
+                               f"{detail}") from None
         for path in [unit_file(self.run_dir, tier, token, unit) for unit in plan or ()] + [
                 done_file(self.run_dir, tier, token),
                 os.path.join(self.run_dir, f"tier-{tier}-first.npy")]:
@@ -584,10 +627,8 @@ class DaskExecutor:
         owner = owners(plan, self.parts)
         shared = in_place is not None       # the tier's size, where its parts solve in place
         if shared:      # the tier's records, zeros, and each part's count of units done
-            np.lib.format.open_memmap(tier_file(self.run_dir, tier, "records"), mode="w+",
-                                      dtype=np.uint16, shape=(in_place,)).flush()
-            np.lib.format.open_memmap(done_file(self.run_dir, tier, token), mode="w+",
-                                      dtype=np.int64, shape=(self.parts,)).flush()
+            new_mapped(tier_file(self.run_dir, tier, "records"), np.uint16, (in_place,))
+            new_mapped(done_file(self.run_dir, tier, token), np.int64, (self.parts,))
         task = solve_shared_part_task if shared else solve_part_task
         # no placement asked for: submitted together, the parts go to the idle task slots one
         # each, and a part whose worker is lost runs again on any worker, one that joins later
@@ -609,8 +650,7 @@ class DaskExecutor:
         its pages are not made afresh for each)."""
         if self._order is None:
             largest = max(game.tier_size(t) for t in game.tiers())
-            self._order = np.lib.format.open_memmap(os.path.join(self.run_dir, ORDER_FILE),
-                                                    mode="w+", dtype=np.uint32, shape=(largest,))
+            self._order = new_mapped(os.path.join(self.run_dir, ORDER_FILE), np.uint32, (largest,))
         return self._order
 
     def in_place(self, game: Game) -> bool:

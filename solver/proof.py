@@ -64,6 +64,11 @@ class CheckpointInUse(RuntimeError):
     """A checkpoint another search is using (or whose lock cannot be taken)."""
 
 
+class CannotWrite(RuntimeError):
+    """A proof or checkpoint that could not be written (a full disk, say); the file it would
+    have replaced is as it was."""
+
+
 @dataclass
 class Choices:
     """A proof's choices: the positions of the winner's on it (sorted packed positions) and the
@@ -314,7 +319,7 @@ def write_whole(path: str, write) -> None:
     """write(file) into a temporary file beside `path` (beside its target, for a link),
     synced, then renamed over it: a kill at any moment leaves the old file or the new one,
     never a part, and a link stays a link."""
-    path = os.path.realpath(path)
+    given, path = path, os.path.realpath(path)
     temporary = _temporary(path)
     try:
         with open(temporary, "wb") as out:
@@ -322,6 +327,8 @@ def write_whole(path: str, write) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)
+    except OSError as exc:          # the user's name, never the temporary one
+        raise CannotWrite(f"cannot write {quote(given, 60)}: {exc.strerror or exc}") from None
     finally:
         if os.path.exists(temporary):
             os.remove(temporary)

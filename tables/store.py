@@ -523,6 +523,8 @@ class Table(_TableFile):
             if os.path.isdir(self.path):
                 raise TableMissing(f"{self.path} is a directory, not a table file (the tables in "
                                    f"it are listed by `sowsolve tables`)")
+            if os.path.exists(self.path):       # a FIFO, a device
+                raise ForeignTable(f"{self.path} is not a table file (not a regular file)")
             raise TableMissing(f"no table file at {self.path}")
         try:
             self._db = _open_dict(self.path, writable=False)
