@@ -57,6 +57,11 @@ def sample(table, count, rng):
     return found
 
 
+def chosen_move(result: dict) -> str:
+    """The move the engine plays: its first best move."""
+    return result["best"][0] if result["best"] else result["moves"][0]["move"]
+
+
 def agreement(name, board, directory, count, seconds, threads, seed) -> dict:
     game = make_game(name, **board)
     paths = tables_of_board(game, directory)
@@ -74,8 +79,7 @@ def agreement(name, board, directory, count, seconds, threads, seed) -> dict:
                 continue
             moves = {m["move"]: m for m in truth["moves"]}
             result = analyser.analyse(position, seconds=seconds, threads=threads, multipv=1)
-            chosen = result["best"][0] if result["best"] else result["moves"][0]["move"]
-            ok = moves[chosen]["value"] == truth["value"]
+            ok = moves[chosen_move(result)]["value"] == truth["value"]
             tried += 1
             kept += ok
             stats = by_band.setdefault(band(truth["remoteness"]), [0, 0])

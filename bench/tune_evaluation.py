@@ -14,7 +14,7 @@ import argparse
 import random
 import sys
 
-from bench_analyse import sample
+from bench_analyse import chosen_move, sample
 from report import emit, machine
 
 from sowsolve.solver.games import make_game
@@ -29,8 +29,7 @@ def agreement(analyser, cases, nodes) -> int:
     kept = 0
     for position, truth, values in cases:
         result = analyser.analyse(position, nodes=nodes, threads=1, multipv=1)
-        chosen = result["best"][0] if result["best"] else result["moves"][0]["move"]
-        kept += values[chosen] == truth
+        kept += values[chosen_move(result)] == truth
     return kept
 
 

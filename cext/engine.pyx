@@ -20,7 +20,7 @@ thread 0 then reads.  One thread and a node budget give the same answer every ti
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport prange
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport calloc, free, malloc, qsort
 from libc.string cimport memcmp, memcpy, memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -48,6 +48,8 @@ cdef enum:
     BOUND_EXACT = 1
     BOUND_LOWER = 2
     BOUND_UPPER = 3
+    PICKED = -0x7FFFFFFF
+    SELECTED = 3               # moves picked one by one (most cut-offs come there); the rest sorted
 
 MATE_SCORE = MATE
 MATE_LIMIT = MATE_BOUND
@@ -114,6 +116,7 @@ cdef struct Worker:
     int16_t *codes             # MAX_PLY x max_moves
     int16_t *gains
     int32_t *order             # MAX_PLY x max_moves
+    int64_t *keys              # MAX_PLY x max_moves: the moves after the first few, sorted once
     int16_t killers[MAX_PLY][2]
     int32_t history[PLAY_MAX_MOVES]
 
@@ -278,6 +281,11 @@ cdef inline void poll(Worker *w) noexcept nogil:
         flag_store(&s.stop, 1)
 
 
+cdef int by_key_descending(const void *a, const void *b) noexcept nogil:
+    cdef int64_t x = (<const int64_t *>a)[0], y = (<const int64_t *>b)[0]
+    return (x < y) - (x > y)
+
+
 cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t alpha,
                     int32_t beta, bint *proven) noexcept nogil:
     """Fail-soft alpha-beta; *proven as the module says."""
@@ -288,6 +296,8 @@ cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t
     cdef int16_t *codes = &w.codes[ply * mm]
     cdef int16_t *gains = &w.gains[ply * mm]
     cdef int32_t *order = &w.order[ply * mm]
+    cdef int64_t *keys = &w.keys[ply * mm]
+    cdef int m
     cdef int n, final = 0, i, j, pick, tt_move = -1, best_move = -1, bound
     cdef int32_t score, best, v, c, alpha0 = alpha
     cdef uint64_t h
@@ -328,11 +338,23 @@ cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t
                 order[i] += 1 << 18
     best = -INF
     for i in range(n):
-        pick = -1
-        for j in range(n):
-            if order[j] != -0x7FFFFFFF and (pick < 0 or order[j] > order[pick]):
-                pick = j
-        order[pick] = -0x7FFFFFFF
+        if i < SELECTED:
+            # the best remaining by a scan: the first of equals, as the sort below orders them
+            pick = -1
+            for j in range(n):
+                if order[j] != PICKED and (pick < 0 or order[j] > order[pick]):
+                    pick = j
+            order[pick] = PICKED
+        else:
+            if i == SELECTED:
+                # a node that gets this far usually tries every move: one sort, not a scan a move
+                m = 0
+                for j in range(n):
+                    if order[j] != PICKED:
+                        keys[m] = ((<int64_t>order[j]) << 16) | (0xFFFF - j)
+                        m += 1
+                qsort(keys, m, sizeof(int64_t), by_key_descending)
+            pick = 0xFFFF - <int>(keys[i - SELECTED] & 0xFFFF)
         c = search(w, &children[pick * sb], depth - 1, ply + 1, from_parent(beta, gains[pick], margin),
                    from_parent(alpha, gains[pick], margin), &cp)
         if flag_load(&s.stop):
@@ -689,8 +711,9 @@ cdef class Engine:
                 workers[t].codes = <int16_t *>malloc(MAX_PLY * self.max_moves * sizeof(int16_t))
                 workers[t].gains = <int16_t *>malloc(MAX_PLY * self.max_moves * sizeof(int16_t))
                 workers[t].order = <int32_t *>malloc(MAX_PLY * self.max_moves * sizeof(int32_t))
-                if (workers[t].children == NULL or workers[t].codes == NULL
-                        or workers[t].gains == NULL or workers[t].order == NULL):
+                workers[t].keys = <int64_t *>malloc(MAX_PLY * self.max_moves * sizeof(int64_t))
+                if (workers[t].children == NULL or workers[t].codes == NULL or workers[t].gains == NULL
+                        or workers[t].order == NULL or workers[t].keys == NULL):
                     raise MemoryError()
                 for i in range(MAX_PLY):
                     workers[t].killers[i][0] = -1
@@ -706,6 +729,7 @@ cdef class Engine:
                 free(workers[t].codes)
                 free(workers[t].gains)
                 free(workers[t].order)
+                free(workers[t].keys)
             free(workers)
         return None
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ..solver.errors import BadParameters, BadPosition
+from ..solver.errors import BadPosition
 from ..solver.tiers import default_threads
 from ..tables import analysis
 from ..tables.directory import tables_of_board
@@ -140,7 +140,3 @@ def _print(result: dict, as_json: bool) -> None:
     else:
         typer.echo(render.analyse_text(result))
 
-
-def check_analysable(game) -> None:
-    if game.evaluation is None:
-        raise BadParameters(f"{game.describe()} has no analysis engine")

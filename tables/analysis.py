@@ -10,11 +10,9 @@ position and an engine's evaluation elsewhere, and never mixes the two up.
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-import numpy as np
 
 from ..solver.contract import Game
 from ..solver.errors import BadParameters
