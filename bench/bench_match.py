@@ -1,0 +1,185 @@
+"""The analysis engine against a plain UCT player, game after game on the standard boards.
+
+The UCT player (cext/uct.pyx) is the textbook yardstick: UCB1 with c = sqrt 2, uniformly random
+playouts to the end, the most visited move, over the same compiled move generator, its trees
+grown on --threads cores.  Both players get the same time per move and the same threads.
+Openings vary: each game starts after --opening-plies uniformly random plies (seeded), and each
+opening is played twice, sowsolve taking each side once.  A win/loss game is won by whoever the
+rules say; Zig Zag's game is won by the margin at the end (what each side banked, plus the
+end's own count), a draw at margin 0.  A game longer than --max-plies is infinite play, ended as the rules end it: a draw in a
+win/loss game; in Zig Zag the last capturer takes the seeds left on the board.
+
+    python bench/bench_match.py --game overflow --size 6x6 --games 200 --time 1 [--out F]
+    python bench/bench_match.py --game zigzag --cols 6 --stones 5 --games 200 --time 1
+
+It records every game (opening, sowsolve's side, result, margin, plies) and the totals: the
+score rate (a win 1, a draw 0.5), the engine's mean depth and the UCT's mean playouts per move.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+
+from report import emit, machine
+
+from sowsolve.cext import uct
+from sowsolve.cext.engine import SCORE_SCALE
+from sowsolve.solver.games import make_game
+from sowsolve.tables.analysis import Analyser
+
+
+def board_of(args) -> dict:
+    board = {}
+    if args.size:
+        board["size"] = args.size
+    if args.cols:
+        board["cols"] = args.cols
+    if args.stones:
+        board["stones"] = args.stones
+    return board
+
+
+class Match:
+    """One board: the engine (an Analyser, no tables) and the UCT player, and the referee."""
+
+    def __init__(self, game, seconds: float, threads: int, hash_bytes: int, seeds: int = 0):
+        self.game = game
+        self.seeds = seeds                   # margin games: the seeds in play
+        self.seconds = seconds
+        self.threads = threads
+        self.analyser = Analyser(game, hash_bytes=hash_bytes)
+        self.engine = self.analyser.engine
+        self.capsule = game.play_kernel()
+        self.margin_game = bool(self.engine.margin)
+
+    def codes(self, position, state: bytes) -> dict:
+        """{move text: (code, what the mover banks)} of a position."""
+        return {self.game.format_move(self.game.play_move(position, code)): (code, gain)
+                for code, gain, _ in self.engine.moves(state)}
+
+    def engine_move(self, position, state, moves) -> tuple[str, int]:
+        result = self.analyser.analyse(position, seconds=self.seconds, threads=self.threads,
+                                       multipv=1)
+        move = result["best"][0] if result["best"] else result["moves"][0]["move"]
+        return move, result["search"]["depth"]
+
+    def uct_move(self, state, lead: int, leftover: int, last: int, seed: int) -> tuple[int, int]:
+        ranked, playouts = uct.choose(self.capsule, state, seconds=self.seconds,
+                                      threads=self.threads, seed=seed, lead=lead,
+                                      leftover=leftover, last=last)
+        return ranked[0][0], playouts
+
+    def play(self, opening_seed: int, engine_side: int, max_plies: int, opening_plies: int) -> dict:
+        """One game from a seeded random opening; engine_side 0: the engine moves first."""
+        game = self.game
+        rng = random.Random(opening_seed)
+        position = game.initial()
+        banked = [0, 0]                      # by the first player, by the second
+        last_capturer = None
+        ply = 0
+        depths, playouts = [], []
+        opening = []
+        while ply < max_plies:
+            state = game.play_state(position)
+            moves = self.codes(position, state)
+            if not moves:
+                break
+            mover = ply % 2
+            if ply < opening_plies:
+                move = rng.choice(sorted(moves))
+                opening.append(move)
+            elif mover == engine_side:
+                move, depth = self.engine_move(position, state, moves)
+                depths.append(depth)
+            else:
+                lead = banked[mover] - banked[1 - mover]
+                last = 0 if last_capturer is None else (1 if last_capturer == mover else -1)
+                code, n = self.uct_move(state, lead, self.seeds - sum(banked), last,
+                                        opening_seed * 1000 + ply)
+                move = game.format_move(game.play_move(position, code))
+                playouts.append(n)
+            code, gain = moves[move]
+            banked[mover] += gain
+            if gain > 0:
+                last_capturer = mover
+            position = game.play(position, game.play_move(position, code))
+            ply += 1
+        state = game.play_state(position)
+        final = self.engine.final(state) if ply < max_plies else None
+        mover = ply % 2
+        if final is None and not self.margin_game:
+            margin, winner = None, None       # infinite play: a draw
+        elif self.margin_game:
+            totals = list(banked)
+            if final is not None:
+                totals[mover] += final // SCORE_SCALE   # the end's own count, for the side to move
+            elif last_capturer is not None:
+                # infinite play ends the game: the last capturer takes the seeds left
+                totals[last_capturer] += self.seeds - sum(banked)
+            margin = totals[engine_side] - totals[1 - engine_side]
+            winner = None if margin == 0 else (engine_side if margin > 0 else 1 - engine_side)
+        else:
+            margin = None
+            winner = None if final == 0 else (mover if final > 0 else 1 - mover)
+        score = 0.5 if winner is None else (1.0 if winner == engine_side else 0.0)
+        return {"opening": opening, "engine_moves_first": engine_side == 0, "plies": ply,
+                "result": {1.0: "win", 0.5: "draw", 0.0: "loss"}[score], "score": score,
+                "margin": margin,
+                "engine_mean_depth": round(sum(depths) / len(depths), 1) if depths else None,
+                "uct_mean_playouts": round(sum(playouts) / len(playouts)) if playouts else None}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", required=True)
+    parser.add_argument("--size")
+    parser.add_argument("--cols", type=int)
+    parser.add_argument("--stones", type=int)
+    parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("--time", type=float, default=1.0)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--opening-plies", type=int, default=2)
+    parser.add_argument("--max-plies", type=int, default=600)
+    parser.add_argument("--hash-mb", type=int, default=256)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    game = make_game(args.game, **board_of(args))
+    seeds = 2 * args.cols * args.stones if args.cols and args.stones else 0
+    match = Match(game, args.time, args.threads, args.hash_mb << 20, seeds)
+    games = []
+    started = time.time()
+    load_before = os.getloadavg()[0]
+    for g in range(args.games):
+        opening_seed = args.seed * 100003 + g // 2
+        record = match.play(opening_seed, g % 2, args.max_plies, args.opening_plies)
+        games.append(record)
+        print(f"game {g + 1}/{args.games}: {record['result']} ({record['plies']} plies)",
+              file=sys.stderr, flush=True)
+    total = sum(r["score"] for r in games)
+    depths = [r["engine_mean_depth"] for r in games if r["engine_mean_depth"] is not None]
+    playouts = [r["uct_mean_playouts"] for r in games if r["uct_mean_playouts"] is not None]
+    result = {
+        "command": "python bench/bench_match.py " + " ".join(sys.argv[1:]),
+        "machine": machine(), "load_average_before": round(load_before, 2),
+        "load_average_after": round(os.getloadavg()[0], 2),
+        "game": game.describe(), "time_per_move": args.time, "threads": args.threads,
+        "opponent": "plain UCT (UCB1 c=sqrt 2, uniformly random playouts, root-parallel)",
+        "games": len(games),
+        "wins": sum(r["result"] == "win" for r in games),
+        "draws": sum(r["result"] == "draw" for r in games),
+        "losses": sum(r["result"] == "loss" for r in games),
+        "score_rate": round(total / len(games), 4) if games else None,
+        "engine_mean_depth": round(sum(depths) / len(depths), 1) if depths else None,
+        "uct_mean_playouts_per_move": round(sum(playouts) / len(playouts)) if playouts else None,
+        "seconds": round(time.time() - started, 1),
+        "per_game": games,
+    }
+    emit(result, args.out)
+
+
+if __name__ == "__main__":
+    main()

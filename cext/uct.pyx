@@ -1,0 +1,294 @@
+# cython: language_level=3
+"""A plain UCT player over any game's play layer (PlayKernel of sowsolve_kernel.h): the
+yardstick the analysis engine's strength is measured against (bench/bench_match.py).
+
+Plain means the textbook algorithm and nothing more: UCB1 selection with c = sqrt 2 on rewards
+1 / 0.5 / 0 (win / draw / loss of the whole game for the side that made the move), one node
+expanded per playout, playouts of uniformly random moves to the end of the game, the move
+played the most visited.  No tables, no evaluation, no solver extension.  Margin games (Zig
+Zag) score a playout by the sign of the final margin plus `lead`, what the side to move at the
+root has already banked over its opponent -- the game's result, as the match counts it.
+
+Both cores: root parallelism -- each thread grows its own tree from its own random stream and
+the root's visits are summed at the end (a plain and well-known way to use several cores).
+A playout longer than PLAYOUT_CAP plies is infinite play, ended as the rules end it: a draw in
+a win/loss game; in a margin game the last capturer takes the `leftover` seeds the root had on
+the board less what was captured since (random play in Zig Zag often never ends: 39 of 100
+playouts from the standard start were still going after 3,000 plies).
+"""
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from cython.parallel cimport prange
+from libc.math cimport log, sqrt
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
+from kernel_api cimport PLAY_MAX_MOVES, PLAY_STATE_MAX, PlayKernel, SOWSOLVE_PLAY_CAPSULE
+
+cdef enum:
+    PLAYOUT_CAP = 1000
+    MAX_PATH = 4096
+    CLOCK_EVERY = 16
+
+EXPLORATION = 1.4142135623730951
+
+
+cdef struct Node:
+    int32_t first        # first child's index; -1 while unexpanded
+    int16_t count        # children (0: the game is over here, `final` its value)
+    int16_t code         # the move into this node
+    int16_t gain         # what that move banked (margin games)
+    int16_t final
+    uint32_t visits
+    double reward        # summed for the side that moved into this node
+
+
+cdef struct Tree:
+    const PlayKernel *k
+    Node *nodes
+    uint8_t *states
+    int64_t capacity
+    int64_t used
+    uint8_t *scratch     # one ply of children for playouts
+    int16_t *codes
+    int16_t *gains
+    int32_t *path
+    uint64_t rng
+    int64_t playouts
+    int32_t lead         # margin games: the root's side to move's seeds over its opponent's
+    int32_t leftover     # ... the seeds on the board at the root
+    int32_t last         # ... who captured last: +1 the root's side to move, -1 the other, 0 none
+
+
+cdef inline double now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
+
+
+cdef inline uint64_t next_random(uint64_t *x) noexcept nogil:
+    """xorshift64*: a small, fast generator; each thread has its own stream."""
+    x[0] ^= x[0] >> 12
+    x[0] ^= x[0] << 25
+    x[0] ^= x[0] >> 27
+    return x[0] * <uint64_t>2685821657736338717
+
+
+cdef inline uint64_t mixed_seed(uint64_t seed, int thread) noexcept nogil:
+    """A thread's first random state: never 0 (xorshift would stay there)."""
+    cdef uint64_t x = (seed + 1) * <uint64_t>0x9E3779B97F4A7C15u + <uint64_t>thread * <uint64_t>0xD1B54A32D192ED03u
+    return x if x else 1
+
+
+cdef inline int expand(Tree *t, int32_t at) noexcept nogil:
+    """Give node `at` its children (every legal move); 0 when the tree has no room left."""
+    cdef const PlayKernel *k = t.k
+    cdef int sb = k.state_bytes, n, i, final = 0
+    cdef Node *node
+    if t.used + k.max_moves > t.capacity:
+        return 0
+    n = k.moves(k.ctx, &t.states[<int64_t>at * sb], &t.states[t.used * sb], t.codes, t.gains, &final)
+    node = &t.nodes[at]
+    node.first = <int32_t>t.used
+    node.count = <int16_t>n
+    node.final = <int16_t>final
+    for i in range(n):
+        t.nodes[t.used + i].first = -1
+        t.nodes[t.used + i].count = 0
+        t.nodes[t.used + i].code = t.codes[i]
+        t.nodes[t.used + i].gain = t.gains[i]
+        t.nodes[t.used + i].visits = 0
+        t.nodes[t.used + i].reward = 0
+    t.used += n
+    return 1
+
+
+cdef inline double result_of(int margin_game, int64_t margin, int final, int plies) noexcept nogil:
+    """The reward for the side to move at the playout's start: `margin` is what it banked over
+    its opponent (margin games), `final` the end's value for the side to move `plies` later."""
+    cdef int64_t total
+    if margin_game:
+        total = margin + (final if plies % 2 == 0 else -final)
+        return 1.0 if total > 0 else (0.0 if total < 0 else 0.5)
+    if final == 0:
+        return 0.5
+    if plies % 2 == 1:
+        final = -final
+    return 1.0 if final > 0 else 0.0
+
+
+cdef double playout(Tree *t, const uint8_t *start, int64_t margin, int64_t leftover,
+                    int last) noexcept nogil:
+    """Uniformly random moves from `start` to the end; the reward for its side to move.  Margin
+    games: `margin` is what that side banked over its opponent before `start`, `leftover` the
+    seeds still on the board and `last` who captured last (+1 that side, -1 the other, 0 none)."""
+    cdef const PlayKernel *k = t.k
+    cdef int sb = k.state_bytes, n, pick, final = 0, plies = 0, gain
+    cdef uint8_t state[PLAY_STATE_MAX]
+    memcpy(state, start, sb)
+    while plies < PLAYOUT_CAP:
+        n = k.moves(k.ctx, state, t.scratch, t.codes, t.gains, &final)
+        if n == 0:
+            return result_of(k.margin, margin, final, plies)
+        pick = <int>(next_random(&t.rng) % <uint64_t>n)
+        gain = t.gains[pick]
+        if gain:
+            leftover -= gain
+            last = 1 if plies % 2 == 0 else -1
+            margin += gain if plies % 2 == 0 else -gain
+        memcpy(state, &t.scratch[pick * sb], sb)
+        plies += 1
+    if k.margin:
+        return result_of(1, margin + last * leftover, 0, 0)
+    return 0.5
+
+
+cdef void iterate(Tree *t, double c) noexcept nogil:
+    """One playout: select by UCB1 down the tree, expand one node, play out, back up."""
+    cdef int32_t at = 0, best, i, depth = 0, d
+    cdef Node *node
+    cdef Node *child
+    cdef double score, best_score, log_n, r
+    cdef int64_t margin = t.lead, leftover = t.leftover
+    cdef int sb = t.k.state_bytes, last = t.last, gain
+    t.path[0] = 0
+    while True:
+        node = &t.nodes[at]
+        if node.first < 0:
+            if node.visits == 0 and at != 0:
+                break                              # a new leaf: play out from it
+            if not expand(t, at):
+                break                              # no room: play out from here
+        if node.count == 0:
+            break                                  # the game is over here
+        log_n = log(<double>node.visits + 1.0)
+        best, best_score = -1, -1.0
+        for i in range(node.count):
+            child = &t.nodes[node.first + i]
+            if child.visits == 0:
+                score = 1e300 - i                  # every move tried once, in order
+            else:
+                score = child.reward / child.visits + c * sqrt(log_n / child.visits)
+            if score > best_score:
+                best_score, best = score, node.first + i
+        gain = t.nodes[best].gain
+        if gain:
+            leftover -= gain
+            last = 1 if depth % 2 == 0 else -1
+            margin += gain if depth % 2 == 0 else -gain
+        at = best
+        depth += 1
+        t.path[depth] = at
+        if depth + 1 >= MAX_PATH:
+            break
+    node = &t.nodes[at]
+    if depth % 2 == 1:
+        margin, last = -margin, -last              # now for the side to move at `at`
+    if node.first >= 0 and node.count == 0:
+        r = result_of(t.k.margin, margin, node.final, 0)
+    else:
+        r = playout(t, &t.states[<int64_t>at * sb], margin, leftover, last)
+    # r is for the side to move at `at`; a node's reward is for the side that moved into it
+    for d in range(depth, -1, -1):
+        t.nodes[t.path[d]].visits += 1
+        r = 1.0 - r
+        t.nodes[t.path[d]].reward += r
+    t.playouts += 1
+
+
+def _kernel(capsule):
+    if not PyCapsule_IsValid(capsule, SOWSOLVE_PLAY_CAPSULE):
+        raise TypeError("not a play kernel capsule (sowsolve.PlayKernel)")
+    return capsule
+
+
+def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threads=1,
+           uint64_t seed=0, int64_t lead=0, int64_t leftover=0, int last=0,
+           int64_t memory=1 << 28, double exploration=EXPLORATION):
+    """Search `state` for `seconds` or `playouts` (in all), on `threads` trees grown at once;
+    returns (moves, playouts): moves as [(code, visits, mean reward for the mover)], most
+    visited first, [] when the game is over.  Margin games: `lead` is what the side to move has
+    banked over its opponent so far, `leftover` the seeds on the board and `last` who captured
+    last (+1 the side to move, -1 the other, 0 nobody), for infinite play's end.  `memory`
+    bounds the trees (bytes, all threads)."""
+    _kernel(capsule)
+    cdef const PlayKernel *k = <PlayKernel *>PyCapsule_GetPointer(capsule, SOWSOLVE_PLAY_CAPSULE)
+    cdef int sb = k.state_bytes, i, j, th
+    if len(state) != sb:
+        raise ValueError(f"a state of this game has {sb} bytes, not {len(state)}")
+    if threads < 1 or (seconds <= 0 and playouts <= 0):
+        raise ValueError("give threads >= 1 and a time or a number of playouts")
+    if not (-1 << 20 < lead < 1 << 20 and 0 <= leftover < 1 << 20 and -1 <= last <= 1):
+        raise ValueError("lead, leftover or last out of range")
+    cdef int64_t per_tree = memory // threads // (sizeof(Node) + sb)
+    if per_tree < 2 * k.max_moves + 1:
+        raise ValueError(f"{memory:,} bytes hold no tree")
+    cdef Tree *trees = <Tree *>calloc(threads, sizeof(Tree))
+    if trees == NULL:
+        raise MemoryError()
+    cdef double deadline = now() + seconds if seconds > 0 else 0
+    cdef int64_t share, total = 0
+    cdef double c = exploration
+    try:
+        for th in range(threads):
+            trees[th].k = k
+            trees[th].capacity = per_tree
+            trees[th].nodes = <Node *>malloc(per_tree * sizeof(Node))
+            trees[th].states = <uint8_t *>malloc(per_tree * sb)
+            trees[th].scratch = <uint8_t *>malloc(<size_t>k.max_moves * sb)
+            trees[th].codes = <int16_t *>malloc(k.max_moves * sizeof(int16_t))
+            trees[th].gains = <int16_t *>malloc(k.max_moves * sizeof(int16_t))
+            trees[th].path = <int32_t *>malloc(MAX_PATH * sizeof(int32_t))
+            if (trees[th].nodes == NULL or trees[th].states == NULL or trees[th].scratch == NULL
+                    or trees[th].codes == NULL or trees[th].gains == NULL or trees[th].path == NULL):
+                raise MemoryError()
+            trees[th].rng = mixed_seed(seed, th)
+            trees[th].lead = <int32_t>lead
+            trees[th].leftover = <int32_t>leftover
+            trees[th].last = last
+            memcpy(trees[th].states, <const char *>state, sb)
+            trees[th].nodes[0].first = -1
+            trees[th].nodes[0].visits = 0
+            trees[th].nodes[0].reward = 0
+            trees[th].used = 1
+        if not expand(&trees[0], 0):
+            raise MemoryError()
+        if trees[0].nodes[0].count == 0:
+            return [], 0
+        share = (playouts + threads - 1) // threads if playouts > 0 else 0
+        with nogil:
+            for th in prange(threads, num_threads=threads, schedule="static", chunksize=1):
+                grow(&trees[th], share, deadline, c)
+        counts = {}
+        for th in range(threads):
+            total += trees[th].playouts
+            if trees[th].nodes[0].first < 0:
+                continue
+            for i in range(trees[th].nodes[0].count):
+                j = trees[th].nodes[0].first + i
+                visits, reward = counts.get(trees[th].nodes[j].code, (0, 0.0))
+                counts[trees[th].nodes[j].code] = (visits + trees[th].nodes[j].visits,
+                                                   reward + trees[th].nodes[j].reward)
+        moves = [(code, v, (r / v) if v else 0.0) for code, (v, r) in counts.items()]
+        moves.sort(key=lambda m: (-m[1], m[0]))
+        return moves, total
+    finally:
+        for th in range(threads):
+            free(trees[th].nodes)
+            free(trees[th].states)
+            free(trees[th].scratch)
+            free(trees[th].codes)
+            free(trees[th].gains)
+            free(trees[th].path)
+        free(trees)
+
+
+cdef void grow(Tree *t, int64_t playouts, double deadline, double c) noexcept nogil:
+    """Playouts until the tree's share is done or the deadline passes."""
+    while True:
+        if playouts > 0 and t.playouts >= playouts:
+            return
+        if deadline > 0 and t.playouts % CLOCK_EVERY == 0 and now() >= deadline:
+            return
+        iterate(t, c)

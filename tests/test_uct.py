@@ -1,0 +1,120 @@
+"""The plain UCT player (cext/uct.pyx), the yardstick of the engine's strength
+(bench/bench_match.py): its rewards against the reference rules, determinism, bad arguments."""
+import random
+
+import pytest
+
+from sowsolve.cext import uct
+from sowsolve.solver.games import make_game
+
+BOARDS = [("overflow", dict(size="3x3")), ("overflow", dict(size="3x4")),
+          ("diffusion", dict(cols=4, stones=2)), ("zigzag", dict(cols=4, stones=2)),
+          ("zigzag", dict(cols=6, stones=5))]
+
+
+def positions_with_final_children(game, rng, wanted):
+    """Positions (met along random games) where some move ends the game."""
+    found = []
+    for _ in range(4000):
+        position = game.initial()
+        for _ in range(400):
+            moves = game.legal_moves(position)
+            if not moves:
+                break
+            if any(not game.legal_moves(game.play(position, m)) for m in moves):
+                found.append(position)
+                break
+            position = game.play(position, rng.choice(moves))
+        if len(found) >= wanted:
+            break
+    return found
+
+
+@pytest.mark.parametrize("name,board", BOARDS)
+def test_a_move_that_ends_the_game_is_scored_by_the_rules(name, board):
+    """Every root move is tried; one whose child is final always scores the same, so its mean
+    reward is exactly the result the reference rules give the mover: 1 a win, 0.5 a draw,
+    0 a loss (Zig Zag: the sign of what the mover banks plus the end's count, plus `lead`)."""
+    game = make_game(name, **board)
+    rng = random.Random(3)
+    checked = 0
+    for position in positions_with_final_children(game, rng, 6):
+        moves = game.legal_moves(position)
+        lead = rng.randrange(-3, 4) if game.value_kind.name == "margin" else 0
+        ranked, playouts = uct.choose(game.play_kernel(), game.play_state(position),
+                                      playouts=40 * len(moves), threads=1, seed=5, lead=lead)
+        assert playouts == 40 * len(moves)
+        assert sum(visits for _, visits, _ in ranked) == playouts
+        by_code = {code: (visits, reward) for code, visits, reward in ranked}
+        for code, (visits, reward) in by_code.items():
+            move = game.play_move(position, code)
+            child = game.play(position, move)
+            if game.legal_moves(child):
+                continue
+            assert visits >= 1
+            if game.value_kind.name == "margin":
+                mine = lead + game.move_gain(position, move) - game.leftover_margin(child)
+                expected = 1.0 if mine > 0 else (0.0 if mine < 0 else 0.5)
+            else:
+                expected = {"loss": 1.0, "draw": 0.5, "win": 0.0}[game.outcome(child)]
+            assert reward == expected, (game.format_position(position), game.format_move(move))
+            checked += 1
+    assert checked >= 3
+
+
+def test_a_winning_move_is_found():
+    """Overflow 3x3 positions with a move that wins at once: the most visited move wins too
+    (4,000 playouts; the reward of a won child is 1 every time, of any other below)."""
+    game = make_game("overflow", size="3x3")
+    rng = random.Random(8)
+    tried = 0
+    for position in positions_with_final_children(game, rng, 40):
+        wins = [m for m in game.legal_moves(position)
+                if not game.legal_moves(game.play(position, m))
+                and game.outcome(game.play(position, m)) == "loss"]
+        if not wins:
+            continue
+        ranked, _ = uct.choose(game.play_kernel(), game.play_state(position), playouts=4000,
+                               threads=1, seed=1)
+        best = game.play_move(position, ranked[0][0])
+        assert game.outcome(game.play(position, best)) == "loss", game.format_position(position)
+        tried += 1
+    assert tried >= 5
+
+
+def test_one_thread_and_a_playout_budget_repeat_exactly():
+    game = make_game("zigzag", cols=6, stones=5)
+    state = game.play_state(game.initial())
+    first = uct.choose(game.play_kernel(), state, playouts=3000, threads=1, seed=9)
+    again = uct.choose(game.play_kernel(), state, playouts=3000, threads=1, seed=9)
+    other = uct.choose(game.play_kernel(), state, playouts=3000, threads=1, seed=10)
+    assert first == again
+    assert first != other
+    both = uct.choose(game.play_kernel(), state, playouts=3000, threads=2, seed=9)
+    assert both[1] >= 3000 and sum(v for _, v, _ in both[0]) == both[1]
+
+
+def test_a_final_position_has_no_moves():
+    game = make_game("overflow", size="3x3")
+    rng = random.Random(2)
+    position = positions_with_final_children(game, rng, 1)[0]
+    child = next(game.play(position, m) for m in game.legal_moves(position)
+                 if not game.legal_moves(game.play(position, m)))
+    assert uct.choose(game.play_kernel(), game.play_state(child), playouts=10) == ([], 0)
+
+
+@pytest.mark.parametrize("kwargs", [dict(playouts=0), dict(seconds=-1), dict(playouts=5, threads=0),
+                                    dict(playouts=5, memory=100), dict(playouts=5, last=2),
+                                    dict(playouts=5, leftover=-1)])
+def test_bad_arguments_are_refused(kwargs):
+    game = make_game("overflow", size="3x3")
+    with pytest.raises(ValueError):
+        uct.choose(game.play_kernel(), game.play_state(game.initial()), **kwargs)
+
+
+def test_a_state_of_another_size_is_refused():
+    game = make_game("overflow", size="3x3")
+    with pytest.raises(ValueError, match="bytes"):
+        uct.choose(game.play_kernel(), b"\0" * 3, playouts=5)
+    with pytest.raises(TypeError):
+        uct.choose(object(), game.play_state(game.initial()), playouts=5)
