@@ -45,8 +45,10 @@ def board_of(args) -> dict:
 class Match:
     """One board: the engine (an Analyser, no tables) and the UCT player, and the referee."""
 
-    def __init__(self, game, seconds: float, threads: int, hash_bytes: int, seeds: int = 0):
+    def __init__(self, game, seconds: float, threads: int, hash_bytes: int, seeds: int = 0,
+                 player: str = "engine"):
         self.game = game
+        self.player = player
         self.seeds = seeds                   # margin games: the seeds in play
         self.seconds = seconds
         self.threads = threads
@@ -60,7 +62,14 @@ class Match:
         return {self.game.format_move(self.game.play_move(position, code)): (code, gain)
                 for code, gain, _ in self.engine.moves(state)}
 
-    def engine_move(self, position, state, moves) -> tuple[str, int]:
+    def engine_move(self, position, state, moves, lead: int, leftover: int, last: int,
+                    seed: int) -> tuple[str, int]:
+        if self.player == "mcts":
+            ranked, playouts = uct.choose(self.capsule, state, seconds=self.seconds,
+                                          threads=self.threads, seed=seed, lead=lead,
+                                          leftover=leftover, last=last, solver=True,
+                                          informed=True)
+            return self.game.format_move(self.game.play_move(position, ranked[0][0])), playouts
         result = self.analyser.analyse(position, seconds=self.seconds, threads=self.threads,
                                        multipv=1)
         move = result["best"][0] if result["best"] else result["moves"][0]["move"]
@@ -92,7 +101,11 @@ class Match:
                 move = rng.choice(sorted(moves))
                 opening.append(move)
             elif mover == engine_side:
-                move, depth = self.engine_move(position, state, moves)
+                lead = banked[mover] - banked[1 - mover]
+                last = 0 if last_capturer is None else (1 if last_capturer == mover else -1)
+                move, depth = self.engine_move(position, state, moves, lead,
+                                               self.seeds - sum(banked), last,
+                                               opening_seed * 1000 + ply + 7)
                 depths.append(depth)
             else:
                 lead = banked[mover] - banked[1 - mover]
@@ -128,7 +141,7 @@ class Match:
         return {"opening": opening, "engine_moves_first": engine_side == 0, "plies": ply,
                 "result": {1.0: "win", 0.5: "draw", 0.0: "loss"}[score], "score": score,
                 "margin": margin,
-                "engine_mean_depth": round(sum(depths) / len(depths), 1) if depths else None,
+                "sowsolve_mean_effort": round(sum(depths) / len(depths), 1) if depths else None,
                 "uct_mean_playouts": round(sum(playouts) / len(playouts)) if playouts else None}
 
 
@@ -145,11 +158,14 @@ def main() -> None:
     parser.add_argument("--max-plies", type=int, default=600)
     parser.add_argument("--hash-mb", type=int, default=256)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--player", choices=("engine", "mcts"), default="engine",
+                        help="sowsolve's side: the analysis engine (alpha-beta), or UCT with "
+                             "the solver extension and informed playouts")
     parser.add_argument("--out")
     args = parser.parse_args()
     game = make_game(args.game, **board_of(args))
     seeds = 2 * args.cols * args.stones if args.cols and args.stones else 0
-    match = Match(game, args.time, args.threads, args.hash_mb << 20, seeds)
+    match = Match(game, args.time, args.threads, args.hash_mb << 20, seeds, args.player)
     games = []
     started = time.time()
     load_before = os.getloadavg()[0]
@@ -160,20 +176,23 @@ def main() -> None:
         print(f"game {g + 1}/{args.games}: {record['result']} ({record['plies']} plies)",
               file=sys.stderr, flush=True)
     total = sum(r["score"] for r in games)
-    depths = [r["engine_mean_depth"] for r in games if r["engine_mean_depth"] is not None]
+    depths = [r["sowsolve_mean_effort"] for r in games if r["sowsolve_mean_effort"] is not None]
     playouts = [r["uct_mean_playouts"] for r in games if r["uct_mean_playouts"] is not None]
     result = {
         "command": "python bench/bench_match.py " + " ".join(sys.argv[1:]),
         "machine": machine(), "load_average_before": round(load_before, 2),
         "load_average_after": round(os.getloadavg()[0], 2),
-        "game": game.describe(), "time_per_move": args.time, "threads": args.threads,
+        "game": game.describe(), "player": args.player,
+        "effort_unit": "playouts" if args.player == "mcts" else "depth",
+        "time_per_move": args.time,
+        "threads": args.threads,
         "opponent": "plain UCT (UCB1 c=sqrt 2, uniformly random playouts, root-parallel)",
         "games": len(games),
         "wins": sum(r["result"] == "win" for r in games),
         "draws": sum(r["result"] == "draw" for r in games),
         "losses": sum(r["result"] == "loss" for r in games),
         "score_rate": round(total / len(games), 4) if games else None,
-        "engine_mean_depth": round(sum(depths) / len(depths), 1) if depths else None,
+        "sowsolve_mean_effort": round(sum(depths) / len(depths), 1) if depths else None,
         "uct_mean_playouts_per_move": round(sum(playouts) / len(playouts)) if playouts else None,
         "seconds": round(time.time() - started, 1),
         "per_game": games,

@@ -5,8 +5,10 @@ a fixed node budget, one thread: deterministic) keeps the value of more sampled 
     python bench/tune_evaluation.py --tables DIR --game zigzag --cols 4 --stones 3 \\
         [--positions 300] [--nodes 3000] [--rounds 2] [--out F]
 
-It prints the weights it starts from and ends with and the agreement of each; the game's
-weights (solver/games/<name>.py, `evaluation`) are set from such a run by hand.
+It prints the weights it starts from and ends with and the agreement of each, on the positions
+it tuned on and on --holdout other positions (another seed): the game's weights
+(solver/games/<name>.py, `evaluation`) are set from such a run by hand, and only where the
+held-out positions agree (a gain on the tuning sample alone may be noise).
 """
 from __future__ import annotations
 
@@ -33,6 +35,16 @@ def agreement(analyser, cases, nodes) -> int:
     return kept
 
 
+def cases_of(table, game, count, rng) -> list:
+    """(position, its value, {move: the value it keeps}) of `count` sampled positions."""
+    cases = []
+    for position in sample(table, count, rng):
+        truth = table.query(game.format_position(position))
+        if truth.get("source") == "table":
+            cases.append((position, truth["value"], {m["move"]: m["value"] for m in truth["moves"]}))
+    return cases
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", required=True)
@@ -44,21 +56,23 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seed", type=int, default=2)
+    parser.add_argument("--holdout", type=int, default=400)
+    parser.add_argument("--start", help="weights to start from, comma-separated "
+                                        "(default: the game's own)")
     parser.add_argument("--out")
     args = parser.parse_args()
     board = {k: v for k, v in (("cols", args.cols), ("stones", args.stones), ("size", args.size))
              if v is not None}
     game = make_game(args.game, **board)
     path = tables_of_board(game, args.tables)[0]
-    rng = random.Random(args.seed)
     with open_table(path) as table:
-        cases = []
-        for position in sample(table, args.positions, rng):
-            truth = table.query(game.format_position(position))
-            if truth.get("source") == "table":
-                cases.append((position, truth["value"], {m["move"]: m["value"] for m in truth["moves"]}))
+        cases = cases_of(table, game, args.positions, random.Random(args.seed))
+        held_out = cases_of(table, game, args.holdout, random.Random(args.seed + 1000))
     analyser = Analyser(game, hash_bytes=1 << 24)
-    weights = list(game.evaluation.weights)
+    first = ([int(w) for w in args.start.split(",")] if args.start
+             else list(game.evaluation.weights))
+    weights = list(first)
+    analyser.engine.set_weights(weights)
     start_score = best_score = agreement(analyser, cases, args.nodes)
     history = [{"weights": list(weights), "kept": best_score}]
     for _ in range(args.rounds):
@@ -74,11 +88,18 @@ def main() -> None:
                     best_score, weights = score, trial
                     history.append({"weights": list(weights), "kept": best_score})
         analyser.engine.set_weights(weights)
+    held = {}
+    for label, trial in (("start", first), ("end", weights)):
+        analyser.engine.set_weights(trial)
+        held[label] = agreement(analyser, held_out, args.nodes)
     emit({"command": "python bench/tune_evaluation.py " + " ".join(sys.argv[1:]),
           "machine": machine(), "game": game.describe(), "features": list(game.evaluation.features),
           "positions": len(cases), "nodes": args.nodes,
-          "start": {"weights": list(game.evaluation.weights), "kept": start_score},
-          "end": {"weights": weights, "kept": best_score}, "steps": history}, args.out)
+          "held_out_positions": len(held_out),
+          "start": {"weights": first, "kept": start_score,
+                    "kept_held_out": held["start"]},
+          "end": {"weights": weights, "kept": best_score, "kept_held_out": held["end"]},
+          "steps": history}, args.out)
 
 
 if __name__ == "__main__":

@@ -295,6 +295,19 @@ cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, in
     return n
 
 
+cdef int play_over(const void *ctx, const uint8_t *state, int *final) noexcept nogil:
+    """Over when a block is empty, as play_moves tells it."""
+    cdef const DiffCtx *c = <const DiffCtx *>ctx
+    cdef int side = state[c.npits]
+    if block_empty(c, state, side):
+        final[0] = 1
+        return 1
+    if block_empty(c, state, side ^ 1):
+        final[0] = -1
+        return 1
+    return 0
+
+
 cdef void play_features(const void *ctx, const uint8_t *state, int32_t *f) noexcept nogil:
     """From the side to move, who wins when its own block empties: stones in the other block
     less stones in its own, and its own empty pits less the other's."""
@@ -426,6 +439,7 @@ cdef class DiffusionKernel:
         self.play.moves = play_moves
         self.play.features_of = play_features
         self.play.locate = play_locate
+        self.play.over = play_over
 
     def capsule(self):
         """The GameKernel for solver modules (valid while this object lives)."""

@@ -348,6 +348,10 @@ typedef struct PlayKernel {
     /* Where a table of this board stores the state's record: its tier and its index in a
      * dense tier, or its packed key in a keyed one; 0 where no table can hold it. */
     int (*locate)(const void *ctx, const uint8_t *state, int *tier, uint64_t *where);
+    /* Whether the game is over at `state`, told cheaply (without generating moves): 1 with
+     * *final as moves() gives it, else 0.  NULL where only moves() can tell (the UCT player's
+     * informed playouts use it to take a move that wins at once and avoid one that loses). */
+    int (*over)(const void *ctx, const uint8_t *state, int *final);
 } PlayKernel;
 
 #endif

@@ -5,6 +5,9 @@ EXPLORATION: float
 
 def choose(capsule: Any, state: bytes, seconds: float = 0, playouts: int = 0, threads: int = 1,
            seed: int = 0, lead: int = 0, leftover: int = 0, last: int = 0,
-           memory: int = ...,
-           exploration: float = ...) -> tuple[list[tuple[int, int, float]], int]:
-    """[(code, visits, mean reward for the mover)] most visited first, and the playouts run."""
+           memory: int = ..., exploration: float = ..., solver: bool = False,
+           informed: bool = False) -> tuple[list[tuple[int, int, float, int]], int]:
+    """[(code, visits, mean reward for the mover, proven)] best first, and the playouts run."""
+
+def over(capsule: Any, state: bytes) -> int | None:
+    """The play layer's cheap end test: the final value where the game is over, else None."""

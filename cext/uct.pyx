@@ -19,7 +19,7 @@ playouts from the standard start were still going after 3,000 plies).
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport prange
 from libc.math cimport log, sqrt
-from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
@@ -40,6 +40,7 @@ cdef struct Node:
     int16_t code         # the move into this node
     int16_t gain         # what that move banked (margin games)
     int16_t final
+    int8_t proven        # solver: +1 a win for the side that moved into this node, -1 a loss
     uint32_t visits
     double reward        # summed for the side that moved into this node
 
@@ -53,7 +54,10 @@ cdef struct Tree:
     uint8_t *scratch     # one ply of children for playouts
     int16_t *codes
     int16_t *gains
+    int16_t *safe        # informed playouts: the children that do not lose at once
     int32_t *path
+    int solver
+    int informed
     uint64_t rng
     int64_t playouts
     int32_t lead         # margin games: the root's side to move's seeds over its opponent's
@@ -98,6 +102,7 @@ cdef inline int expand(Tree *t, int32_t at) noexcept nogil:
         t.nodes[t.used + i].count = 0
         t.nodes[t.used + i].code = t.codes[i]
         t.nodes[t.used + i].gain = t.gains[i]
+        t.nodes[t.used + i].proven = 0
         t.nodes[t.used + i].visits = 0
         t.nodes[t.used + i].reward = 0
     t.used += n
@@ -118,6 +123,24 @@ cdef inline double result_of(int margin_game, int64_t margin, int final, int pli
     return 1.0 if final > 0 else 0.0
 
 
+cdef inline int informed_pick(Tree *t, int n) noexcept nogil:
+    """A move that wins at once if there is one, else a random move among those that do not
+    lose at once (any move when all do): the game's `over` tells, without generating moves."""
+    cdef const PlayKernel *k = t.k
+    cdef int i, safe = 0, final = 0, sb = k.state_bytes
+    for i in range(n):
+        if k.over(k.ctx, &t.scratch[i * sb], &final):
+            if final < 0:
+                return i                           # the side to move there has lost
+            if final > 0:
+                continue                           # the mover has lost
+        t.safe[safe] = <int16_t>i
+        safe += 1
+    if safe == 0:
+        return <int>(next_random(&t.rng) % <uint64_t>n)
+    return t.safe[<int>(next_random(&t.rng) % <uint64_t>safe)]
+
+
 cdef double playout(Tree *t, const uint8_t *start, int64_t margin, int64_t leftover,
                     int last) noexcept nogil:
     """Uniformly random moves from `start` to the end; the reward for its side to move.  Margin
@@ -131,7 +154,10 @@ cdef double playout(Tree *t, const uint8_t *start, int64_t margin, int64_t lefto
         n = k.moves(k.ctx, state, t.scratch, t.codes, t.gains, &final)
         if n == 0:
             return result_of(k.margin, margin, final, plies)
-        pick = <int>(next_random(&t.rng) % <uint64_t>n)
+        if t.informed:
+            pick = informed_pick(t, n)
+        else:
+            pick = <int>(next_random(&t.rng) % <uint64_t>n)
         gain = t.gains[pick]
         if gain:
             leftover -= gain
@@ -145,7 +171,9 @@ cdef double playout(Tree *t, const uint8_t *start, int64_t margin, int64_t lefto
 
 
 cdef void iterate(Tree *t, double c) noexcept nogil:
-    """One playout: select by UCB1 down the tree, expand one node, play out, back up."""
+    """One playout: select by UCB1 down the tree, expand one node, play out, back up.  With the
+    solver, a node whose result is proven is never played out again: a move into a proven win
+    is taken, a proven loss avoided, and proofs climb toward the root (MCTS-Solver)."""
     cdef int32_t at = 0, best, i, depth = 0, d
     cdef Node *node
     cdef Node *child
@@ -155,6 +183,8 @@ cdef void iterate(Tree *t, double c) noexcept nogil:
     t.path[0] = 0
     while True:
         node = &t.nodes[at]
+        if node.proven:
+            break                                  # its result is known: no playout needed
         if node.first < 0:
             if node.visits == 0 and at != 0:
                 break                              # a new leaf: play out from it
@@ -166,12 +196,16 @@ cdef void iterate(Tree *t, double c) noexcept nogil:
         best, best_score = -1, -1.0
         for i in range(node.count):
             child = &t.nodes[node.first + i]
+            if child.proven:
+                continue                           # (a proven win would have proven `node`)
             if child.visits == 0:
                 score = 1e300 - i                  # every move tried once, in order
             else:
                 score = child.reward / child.visits + c * sqrt(log_n / child.visits)
             if score > best_score:
                 best_score, best = score, node.first + i
+        if best < 0:
+            break                                  # every move proven: `node` is proven
         gain = t.nodes[best].gain
         if gain:
             leftover -= gain
@@ -185,8 +219,12 @@ cdef void iterate(Tree *t, double c) noexcept nogil:
     node = &t.nodes[at]
     if depth % 2 == 1:
         margin, last = -margin, -last              # now for the side to move at `at`
-    if node.first >= 0 and node.count == 0:
+    if node.proven:
+        r = 0.0 if node.proven > 0 else 1.0
+    elif node.first >= 0 and node.count == 0:
         r = result_of(t.k.margin, margin, node.final, 0)
+        if t.solver and r != 0.5:
+            node.proven = 1 if r == 0.0 else -1
     else:
         r = playout(t, &t.states[<int64_t>at * sb], margin, leftover, last)
     # r is for the side to move at `at`; a node's reward is for the side that moved into it
@@ -194,7 +232,28 @@ cdef void iterate(Tree *t, double c) noexcept nogil:
         t.nodes[t.path[d]].visits += 1
         r = 1.0 - r
         t.nodes[t.path[d]].reward += r
+    if t.solver:
+        for d in range(depth, 0, -1):
+            if not prove_parent(t, t.path[d - 1], t.path[d]):
+                break
     t.playouts += 1
+
+
+cdef inline int prove_parent(Tree *t, int32_t parent, int32_t child) noexcept nogil:
+    """After `child` was proven: whether that proves `parent` (its mover's win proves the
+    parent lost for the side that moved into it; all its siblings lost prove the parent won)."""
+    cdef Node *p = &t.nodes[parent]
+    cdef int i
+    if t.nodes[child].proven > 0:
+        p.proven = -1
+        return 1
+    if t.nodes[child].proven < 0:
+        for i in range(p.count):
+            if t.nodes[p.first + i].proven >= 0:
+                return 0
+        p.proven = 1
+        return 1
+    return 0
 
 
 def _kernel(capsule):
@@ -205,10 +264,14 @@ def _kernel(capsule):
 
 def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threads=1,
            uint64_t seed=0, int64_t lead=0, int64_t leftover=0, int last=0,
-           int64_t memory=1 << 28, double exploration=EXPLORATION):
+           int64_t memory=1 << 28, double exploration=EXPLORATION, bint solver=False,
+           bint informed=False):
     """Search `state` for `seconds` or `playouts` (in all), on `threads` trees grown at once;
-    returns (moves, playouts): moves as [(code, visits, mean reward for the mover)], most
-    visited first, [] when the game is over.  Margin games: `lead` is what the side to move has
+    returns (moves, playouts): moves as [(code, visits, mean reward for the mover, proven)],
+    best first (a proven win, then the most visited, proven losses last), [] when the game is
+    over.  The plain player is the default; `solver` adds MCTS-Solver's proofs (proven +1 a
+    win for the mover, -1 a loss, 0 unknown), `informed` playouts that take a move winning at
+    once and avoid one losing at once (games whose play layer has `over`).  Margin games: `lead` is what the side to move has
     banked over its opponent so far, `leftover` the seeds on the board and `last` who captured
     last (+1 the side to move, -1 the other, 0 nobody), for infinite play's end.  `memory`
     bounds the trees (bytes, all threads)."""
@@ -240,9 +303,13 @@ def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threa
             trees[th].codes = <int16_t *>malloc(k.max_moves * sizeof(int16_t))
             trees[th].gains = <int16_t *>malloc(k.max_moves * sizeof(int16_t))
             trees[th].path = <int32_t *>malloc(MAX_PATH * sizeof(int32_t))
+            trees[th].safe = <int16_t *>malloc(k.max_moves * sizeof(int16_t))
             if (trees[th].nodes == NULL or trees[th].states == NULL or trees[th].scratch == NULL
-                    or trees[th].codes == NULL or trees[th].gains == NULL or trees[th].path == NULL):
+                    or trees[th].codes == NULL or trees[th].gains == NULL or trees[th].path == NULL
+                    or trees[th].safe == NULL):
                 raise MemoryError()
+            trees[th].solver = solver
+            trees[th].informed = informed and k.over != NULL
             trees[th].rng = mixed_seed(seed, th)
             trees[th].lead = <int32_t>lead
             trees[th].leftover = <int32_t>leftover
@@ -251,6 +318,7 @@ def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threa
             trees[th].nodes[0].first = -1
             trees[th].nodes[0].visits = 0
             trees[th].nodes[0].reward = 0
+            trees[th].nodes[0].proven = 0
             trees[th].used = 1
         if not expand(&trees[0], 0):
             raise MemoryError()
@@ -267,11 +335,13 @@ def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threa
                 continue
             for i in range(trees[th].nodes[0].count):
                 j = trees[th].nodes[0].first + i
-                visits, reward = counts.get(trees[th].nodes[j].code, (0, 0.0))
+                visits, reward, proven = counts.get(trees[th].nodes[j].code, (0, 0.0, 0))
+                mark = trees[th].nodes[j].proven
                 counts[trees[th].nodes[j].code] = (visits + trees[th].nodes[j].visits,
-                                                   reward + trees[th].nodes[j].reward)
-        moves = [(code, v, (r / v) if v else 0.0) for code, (v, r) in counts.items()]
-        moves.sort(key=lambda m: (-m[1], m[0]))
+                                                   reward + trees[th].nodes[j].reward,
+                                                   mark if mark else proven)
+        moves = [(code, v, (r / v) if v else 0.0, p) for code, (v, r, p) in counts.items()]
+        moves.sort(key=lambda m: (-m[3], -m[1], m[0]))
         return moves, total
     finally:
         for th in range(threads):
@@ -281,6 +351,7 @@ def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threa
             free(trees[th].codes)
             free(trees[th].gains)
             free(trees[th].path)
+            free(trees[th].safe)
         free(trees)
 
 
@@ -289,6 +360,21 @@ cdef void grow(Tree *t, int64_t playouts, double deadline, double c) noexcept no
     while True:
         if playouts > 0 and t.playouts >= playouts:
             return
+        if t.nodes[0].proven:
+            return                                 # the root is proven: nothing left to learn
         if deadline > 0 and t.playouts % CLOCK_EVERY == 0 and now() >= deadline:
             return
         iterate(t, c)
+
+
+def over(capsule, bytes state):
+    """The play layer's cheap end test of `state`: its final value (as moves() gives it) where
+    the game is over, None where it is not or the game has no such test."""
+    _kernel(capsule)
+    cdef const PlayKernel *k = <PlayKernel *>PyCapsule_GetPointer(capsule, SOWSOLVE_PLAY_CAPSULE)
+    cdef int final = 0
+    if len(state) != k.state_bytes:
+        raise ValueError(f"a state of this game has {k.state_bytes} bytes, not {len(state)}")
+    if k.over == NULL or not k.over(k.ctx, <const uint8_t *><const char *>state, &final):
+        return None
+    return final

@@ -4,8 +4,10 @@ import random
 
 import pytest
 
+from conftest import solve_to
 from sowsolve.cext import uct
 from sowsolve.solver.games import make_game
+from sowsolve.tables.store import open_table
 
 BOARDS = [("overflow", dict(size="3x3")), ("overflow", dict(size="3x4")),
           ("diffusion", dict(cols=4, stones=2)), ("zigzag", dict(cols=4, stones=2)),
@@ -44,8 +46,8 @@ def test_a_move_that_ends_the_game_is_scored_by_the_rules(name, board):
         ranked, playouts = uct.choose(game.play_kernel(), game.play_state(position),
                                       playouts=40 * len(moves), threads=1, seed=5, lead=lead)
         assert playouts == 40 * len(moves)
-        assert sum(visits for _, visits, _ in ranked) == playouts
-        by_code = {code: (visits, reward) for code, visits, reward in ranked}
+        assert sum(m[1] for m in ranked) == playouts
+        by_code = {code: (visits, reward) for code, visits, reward, _ in ranked}
         for code, (visits, reward) in by_code.items():
             move = game.play_move(position, code)
             child = game.play(position, move)
@@ -91,7 +93,7 @@ def test_one_thread_and_a_playout_budget_repeat_exactly():
     assert first == again
     assert first != other
     both = uct.choose(game.play_kernel(), state, playouts=3000, threads=2, seed=9)
-    assert both[1] >= 3000 and sum(v for _, v, _ in both[0]) == both[1]
+    assert both[1] >= 3000 and sum(m[1] for m in both[0]) == both[1]
 
 
 def test_a_final_position_has_no_moves():
@@ -118,3 +120,59 @@ def test_a_state_of_another_size_is_refused():
         uct.choose(game.play_kernel(), b"\0" * 3, playouts=5)
     with pytest.raises(TypeError):
         uct.choose(object(), game.play_state(game.initial()), playouts=5)
+
+
+@pytest.mark.parametrize("name,board", [("overflow", dict(size="3x3")), ("overflow", dict(size="6x6")),
+                                        ("diffusion", dict(cols=4, stones=2)),
+                                        ("diffusion", dict(cols=6, stones=4))])
+def test_the_cheap_end_test_is_the_rules(name, board):
+    """`over` (what informed playouts read) says a state is over exactly where the reference
+    rules end the game, with the winner they name."""
+    game = make_game(name, **board)
+    rng = random.Random(4)
+    ends = 0
+    for _ in range(60):
+        position = game.initial()
+        while True:
+            final = uct.over(game.play_kernel(), game.play_state(position))
+            moves = game.legal_moves(position)
+            if not moves:
+                assert final == {"win": 1, "loss": -1}[game.outcome(position)]
+                ends += 1
+                break
+            assert final is None
+            position = game.play(position, rng.choice(moves))
+    assert ends == 60
+
+
+def test_zigzag_has_no_cheap_end_test():
+    game = make_game("zigzag", cols=4, stones=2)
+    assert uct.over(game.play_kernel(), game.play_state(game.initial())) is None
+
+
+def test_the_solvers_proofs_are_the_tables_values(tmp_path):
+    """With the solver on Overflow 3x3: every move it marks proven is what the solved table
+    says (+1 the mover wins, -1 it loses), and where a move wins at once the move it plays
+    wins."""
+    path = tmp_path / "overflow-3x3.sqlite"
+    solve_to(path, "overflow", size="3x3")
+    game = make_game("overflow", size="3x3")
+    rng = random.Random(8)
+    proofs = played = 0
+    with open_table(str(path)) as table:
+        for position in positions_with_final_children(game, rng, 40):
+            truth = {m["move"]: m["value"] for m in table.query(game.format_position(position))["moves"]}
+            ranked, _ = uct.choose(game.play_kernel(), game.play_state(position), playouts=3000,
+                                   threads=1, seed=2, solver=True, informed=True)
+            for code, _, _, proven in ranked:
+                text = game.format_move(game.play_move(position, code))
+                if proven:
+                    assert truth[text] == ("win" if proven > 0 else "loss"), text
+                    proofs += 1
+            wins_at_once = [m for m in game.legal_moves(position)
+                            if game.outcome(game.play(position, m)) == "loss"]
+            if wins_at_once:
+                top = game.format_move(game.play_move(position, ranked[0][0]))
+                assert truth[top] == "win" and ranked[0][3] == 1
+                played += 1
+    assert proofs >= 20 and played >= 5
