@@ -363,13 +363,21 @@ cdef enum:
     NO_KO_BYTE = 255
 
 
+cdef inline int state_ko(const uint8_t *state, int n) noexcept nogil:
+    """The ko of a state as a circuit position, NO_KO for none.  (Not a conditional
+    expression: Cython types `NO_KO if ... else state[n + 1]` as uint8_t, which made no ko
+    255 and gave positions without a ko the index of one with a ko at the leaves.)"""
+    cdef int ko = state[n + 1]
+    return NO_KO if ko == NO_KO_BYTE else ko
+
+
 cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, int16_t *codes,
                     int16_t *gains, int *final) noexcept nogil:
     cdef const ZzCtx *c = <const ZzCtx *>ctx
     cdef TurnResult turns[MAXP]
     cdef int pits[MAXP]
     cdef int n = c.npits, side = state[n], last = state[n + 2], i, m, seeds = 0
-    cdef int ko = NO_KO if state[n + 1] == NO_KO_BYTE else state[n + 1]
+    cdef int ko = state_ko(state, n)
     cdef uint8_t *child
     m = gen_turns(c, state, side, ko, turns, pits)
     if m == 0:
@@ -405,7 +413,7 @@ cdef void play_features(const void *ctx, const uint8_t *state, int32_t *f) noexc
     its best capture now, and the best capture the other side would have on this board."""
     cdef const ZzCtx *c = <const ZzCtx *>ctx
     cdef int n = c.npits, side = state[n], last = state[n + 2], i, seeds = 0
-    cdef int ko = NO_KO if state[n + 1] == NO_KO_BYTE else state[n + 1]
+    cdef int ko = state_ko(state, n)
     f[0] = 0
     for i in range(n):
         seeds += state[i]
@@ -422,7 +430,7 @@ cdef int play_locate(const void *ctx, const uint8_t *state, int *tier, uint64_t 
     cdef uint8_t turned[MAXP]
     cdef const uint8_t *board = state
     cdef int n = c.npits, side = state[n], last = state[n + 2], i, seeds = 0
-    cdef int ko = NO_KO if state[n + 1] == NO_KO_BYTE else state[n + 1]
+    cdef int ko = state_ko(state, n)
     for i in range(n):
         seeds += state[i]
     if seeds > MAX_TOTAL:
