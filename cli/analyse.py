@@ -7,13 +7,13 @@ from typing import Optional
 
 import typer
 
-from ..solver.errors import BadPosition
+from ..solver.errors import BadParameters, BadPosition
 from ..solver.tiers import default_threads
 from ..tables import analysis
 from ..tables.directory import tables_of_board
 from ..tables.store import open_table
 from . import locate, render
-from .app import WHOLE, app, clear_errors, emit_json, parse_memory
+from .app import WHOLE, app, clear_errors, emit_json, parse_memory, stop_on_terminate
 
 
 def game_of_text(text: str, table: str | None):
@@ -32,9 +32,14 @@ def game_of_text(text: str, table: str | None):
             game.check_position(game.parse_position(text))
         except BadPosition:
             continue
-        fits.append((not entry["finished"], game))
-    if fits:
-        return sorted(fits, key=lambda f: f[0])[0][1]
+        fits.append(entry)
+    boards = {(e["_game"].name, repr(e["_game"].parameters())): e["_game"] for e in fits}
+    if len(boards) > 1:
+        # as `query`: a text that fits tables of two games or boards names neither
+        raise BadParameters(f"position {locate.short(text)} fits {len(fits)} tables of "
+                            f"{len(boards)} boards ({locate._names(fits)}); choose one with --table")
+    if boards:
+        return next(iter(boards.values()))
     games = locate.guess_games(text)
     if not games:
         raise BadPosition(f"{locate.short(text)} is no position of {locate._examples()}")
@@ -105,7 +110,7 @@ def analyse(
       sowsolve analyse '2222/2222 A' --nodes 9000 --json
     """
     live = LiveLine()
-    with clear_errors():
+    with clear_errors(), stop_on_terminate():
         hash_bytes = parse_memory(memory, "--hash", allow_zero=False)
         leaf_bytes = parse_memory(leaf_memory, "--leaf-memory", allow_zero=True)
         threads = default_threads() if threads is None or threads == 0 else threads

@@ -301,8 +301,9 @@ def analyse_text(r: dict) -> str:
     if search:
         speed = search.get("nodes_per_second")
         lines.append(f"search     depth {search['depth']}, {search['nodes']:,} positions in "
-                     f"{search['seconds']:.2f} s" + (f" ({speed / 1e6:.2f} M/s" if speed else " (")
-                     + f", {search['threads']} thread{'s' if search['threads'] != 1 else ''})"
+                     f"{search['seconds']:.2f} s ("
+                     + (f"{speed / 1e6:.2f} M/s, " if speed else "")
+                     + f"{search['threads']} thread{'s' if search['threads'] != 1 else ''})"
                      + (f"; tables at the leaves: {search['leaf_tiers']} tiers"
                         if search.get("leaf_tiers") else "; no table at the leaves"))
     return "\n".join(lines)

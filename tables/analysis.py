@@ -62,6 +62,7 @@ class Analyser:
                  leaf_bytes: int = DEFAULT_LEAF_BYTES, weights: Sequence[int] | None = None):
         if game.evaluation is None:
             raise BadParameters(f"{game.describe()} has no analysis engine")
+        check_hash(hash_bytes)
         self.game = game
         self.evaluation = game.evaluation
         self.engine = _engine.Engine(game.play_kernel(), list(weights or self.evaluation.weights),
@@ -188,6 +189,9 @@ class Analyser:
             entry["score"] = score
             entry["_code"] = code
             moves.append(entry)
+        # moves with a value first (best first), then those the search only bounded: with
+        # --multipv a bound ("at most") may sit above the best value, and is not a value
+        moves.sort(key=lambda m: "bound" in m)
         final = not moves
         if final:
             score = self.engine.final(state)
@@ -267,6 +271,18 @@ def check_budget(seconds, nodes, threads, multipv, seed) -> tuple:
     if seconds is None and nodes is None:
         seconds = DEFAULT_SECONDS
     return seconds, nodes, threads
+
+
+def check_hash(hash_bytes: int) -> None:
+    """The transposition table's size checked before any of it is taken: at least 1 MB, and
+    at most the memory available now (the whole table is cleared, so touched, per search)."""
+    from ..solver.estimate import available_memory
+    available = available_memory()
+    if hash_bytes < 1 << 20:
+        raise BadParameters(f"--hash must be at least 1M, not {hash_bytes:,} bytes")
+    if available is not None and hash_bytes > available:
+        raise BadParameters(f"--hash of {hash_bytes / (1 << 30):.1f} GiB is more than the "
+                            f"{available / (1 << 30):.1f} GiB of memory available now")
 
 
 def table_answer(table: Table, position) -> dict | None:

@@ -236,6 +236,8 @@ def run_cli(*args, env=None, **kw):
     (["--multipv", "0"], "--multipv must be from 1"),
     (["--hash", "lots"], "--hash must be a size"),
     (["--hash", "0"], "--hash must be more than 0"),
+    (["--hash", "15T"], "more than the"),
+    (["--hash", "100K"], "--hash must be at least 1M"),
 ])
 def test_bad_budgets_are_one_sentence(tmp_path, args, fragment):
     done = run_cli("analyse", "555555/555555 p - -", *args, env={"SOWSOLVE_TABLES": str(tmp_path)})
@@ -251,6 +253,48 @@ def test_bad_positions_are_one_sentence(tmp_path, text):
     assert done.stderr.startswith("sowsolve: ") and "Traceback" not in done.stderr
     assert not done.stdout
     assert os.listdir(tmp_path) == []            # a read creates nothing
+
+
+def test_multipv_values_come_from_valued_moves(tmp_path):
+    """With --multipv, moves the search only bounded ("at most") follow the valued ones: the
+    position's value and best moves come from a move with a value."""
+    done = run_cli("analyse", "1111/1111/1111/1111 L", "--multipv", "2", "--nodes", "20000",
+                   "--threads", "1", "--json", env={"SOWSOLVE_TABLES": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    valued = [m for m in result["moves"] if "bound" not in m]
+    assert valued and result["moves"][:len(valued)] == valued
+    assert result["value"] == valued[0]["value"] and result["best"]
+    assert all(m["value"] == valued[0]["value"] for m in valued if m["move"] in result["best"])
+    assert result["line"][0] in result["best"]
+
+
+def test_sigterm_is_one_sentence_and_143(tmp_path):
+    env = dict(os.environ, SOWSOLVE_TABLES=str(tmp_path))
+    proc = subprocess.Popen(SOWSOLVE + ["analyse", "555555/555555 p - -", "--time", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1] == "sowsolve: terminated" and "Traceback" not in err
+
+
+def test_a_text_that_fits_two_boards_names_neither(tmp_path):
+    """As `query`: with tables of two boards that both accept the text, analyse refuses."""
+    solve_to(tmp_path / "diffusion-cols4-stones2.sqlite", "diffusion", cols=4, stones=2)
+    solve_to(tmp_path / "diffusion-v2-cols4-stones5.sqlite", "diffusion-v2", cols=4, stones=5)
+    env = {"SOWSOLVE_TABLES": str(tmp_path)}
+    query = run_cli("query", "2222/2222 A", env=env)
+    done = run_cli("analyse", "2222/2222 A", "--nodes", "100", env=env)
+    assert query.returncode == 2 and done.returncode == 2, done.stderr
+    assert "choose one with --table" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_final_position_reads_cleanly(tmp_path):
+    done = run_cli("analyse", "0010/0000 A", env={"SOWSOLVE_TABLES": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert "(," not in done.stdout and "(2 threads)" in done.stdout or "(1 thread)" in done.stdout
 
 
 def test_deterministic_with_one_thread_and_a_seed(tmp_path):
