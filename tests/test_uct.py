@@ -176,3 +176,22 @@ def test_the_solvers_proofs_are_the_tables_values(tmp_path):
                 assert truth[top] == "win" and ranked[0][3] == 1
                 played += 1
     assert proofs >= 20 and played >= 5
+
+
+def test_the_docs_match_figures_are_the_measured_ones():
+    """docs/analysis.md's table of matches against the UCT yardstick is bench/results'."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    text = (root / "docs/analysis.md").read_text()
+    rows = re.findall(r"^\| (\S+) \| (engine|mcts) \| ([\d.]+) s \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+)% \|$",
+                      text, re.M)
+    assert len(rows) >= 4
+    for board, player, seconds, games, wins, draws, losses, rate in rows:
+        name = "overflow" if board.startswith("Overflow") else "zigzag"
+        path = root / f"bench/results/match-{name}-{board.split('-')[1]}-{player}.json"
+        result = json.loads(path.read_text())
+        assert result["time_per_move"] == float(seconds) and result["games"] == int(games)
+        assert (result["wins"], result["draws"], result["losses"]) == (int(wins), int(draws), int(losses))
+        assert round(100 * result["score_rate"]) == int(rate)
