@@ -26,7 +26,7 @@ from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver import estimate as estimates, proof as proofs
 from ..tables.format import BeyondTable, ForeignTable, TableError, TableMismatch, TableMissing
 from ..tables.layout import layout_of
-from ..tables.store import TableWriter, check_same_table, open_table
+from ..tables.store import TableWriter, check_same_table, make_directory, open_table
 from ..tables import query as queries, report as reports, verify
 from ..tables.export import (OutputError, StdoutClosed, Terminated, _silence_stdout,
                               export as export_table)
@@ -365,7 +365,7 @@ def solve(
                 shared = shared_dir
                 if shared is None:      # the table's directory, made as the table would make it
                     shared = os.path.dirname(os.path.abspath(path))
-                    os.makedirs(shared, exist_ok=True)
+                    make_directory(shared, path)
                 clusters.check_shared_dir(client, shared)
             created = force or not os.path.exists(path)
             writer = TableWriter(path, g, force=force, max_stones=max_stones)  # one solve at a time

@@ -793,7 +793,7 @@ def _lock_existing(path: str) -> int | None:
         raise
 
 
-def _make_directory(directory: str, path: str) -> None:
+def make_directory(directory: str, path: str) -> None:
     """The directory a new table goes in, made if missing; BadParameters (a usage error) when a
     part of it is a file, not a directory."""
     try:
@@ -960,7 +960,7 @@ class TableWriter(_TableFile):
         another process created it first: False).  The path never names a file without
         metadata, and the new file is locked before anyone can see it."""
         directory = os.path.dirname(os.path.abspath(self.path))
-        _make_directory(directory, self.path)
+        make_directory(directory, self.path)
         fd, tmp = self._write_new(directory)
         try:
             try:
