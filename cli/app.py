@@ -1,6 +1,7 @@
 """The `sowsolve` command suite (Typer): solve, query, export, info, tables, perft, check, prove."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -25,9 +26,10 @@ from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver import estimate as estimates, proof as proofs
 from ..tables.format import BeyondTable, ForeignTable, TableError, TableMismatch, TableMissing
 from ..tables.layout import layout_of
-from ..tables.store import TableWriter, check_same_table, open_table
+from ..tables.store import TableWriter, check_same_table, make_directory, open_table
 from ..tables import query as queries, report as reports, verify
-from ..tables.export import StdoutClosed, Terminated, export as export_table
+from ..tables.export import (OutputError, StdoutClosed, Terminated, _silence_stdout,
+                              export as export_table)
 from . import cluster as clusters, locate, render
 from .options import BOARD, board_options, whole_number
 
@@ -55,11 +57,18 @@ class OneSentenceGroup(TyperGroup):
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} -h`)" if ctx is not None else ""
             message = _plain(" ".join(exc.format_message().split()))
-            typer.echo(f"sowsolve: {message}{hint}", err=True)
+            note(f"sowsolve: {message}{hint}")
             sys.exit(exc.exit_code)
         except typer.Abort:
-            typer.echo("sowsolve: aborted", err=True)
+            note("sowsolve: aborted")
             sys.exit(1)
+        except OSError as exc:      # help or --version into a full disk or a closed pipe
+            found = stdout_failure(exc)
+            if found is None:
+                raise
+            if found[0]:
+                note(f"sowsolve: {found[0]}")
+            sys.exit(found[1])
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
@@ -83,8 +92,60 @@ class ExportFormat(str, Enum):
     jsonl = "jsonl"
 
 
+def note(text: str) -> None:
+    """A line for the user on stderr (an estimate, a count); a stderr that cannot be written
+    (`2>/dev/full`) never stops the command."""
+    try:
+        typer.echo(text, err=True)
+    except (OSError, ValueError):
+        pass
+
+
 def fail(message: str, code: int) -> None:
-    typer.echo(f"sowsolve: {message}", err=True)
+    note(f"sowsolve: {message}")
+    raise typer.Exit(code)
+
+
+def stdout_failure(exc: BaseException) -> Optional[tuple[str, int]]:
+    """(sentence, exit code) when `exc` is standard output refusing what was written to it (a
+    full disk, a closed pipe), else None.  Every command's output, help and version go through
+    click's echo: the error is standard output's when it was raised in an echo to it.  Its
+    reader gone (EPIPE): exit 141 without a word, as `cat` and `sowsolve export --out -` do;
+    any other error: one sentence, exit 1.  Standard output then points at /dev/null, so that
+    the exit's own flush of what is left is quiet."""
+    if (not isinstance(exc, OSError) or isinstance(exc, OutputError)    # a named output's
+            or getattr(exc, "filename", None) is not None or not _raised_writing_stdout(exc)):
+        return None
+    _silence_stdout()
+    if exc.errno == errno.EPIPE:
+        return "", 128 + 13
+    return f"cannot write standard output: {exc.strerror or exc}", 1
+
+
+def _raised_writing_stdout(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "echo" and not frame.f_locals.get("err"):
+            target = frame.f_locals.get("file")
+            if target is not None and target is sys.stdout:
+                return True
+            try:
+                if target is not None and target.fileno() == 1:
+                    return True
+            except (AttributeError, OSError, ValueError):
+                pass
+        tb = tb.tb_next
+    return False
+
+
+def _leave_for_stdout(exc: BaseException) -> None:
+    found = stdout_failure(exc)
+    if found is None:
+        return
+    sentence, code = found
+    if sentence:
+        note(f"sowsolve: {sentence}")
     raise typer.Exit(code)
 
 
@@ -101,7 +162,10 @@ def clear_errors():
         fail(str(exc) or type(exc).__name__, 1)
     except KeyboardInterrupt as exc:
         fail(str(exc) or "interrupted", 130)
+    except Terminated as exc:               # SIGTERM or SIGHUP (export, show --svg, ...)
+        fail(exc.sentence, 128 + exc.signum)
     except OSError as exc:
+        _leave_for_stdout(exc)
         fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), 1)
     except Exception as exc:  # noqa: BLE001 - a bug: still one sentence, the trace on request
         if os.environ.get("SOWSOLVE_TRACEBACK"):
@@ -301,12 +365,12 @@ def solve(
                 shared = shared_dir
                 if shared is None:      # the table's directory, made as the table would make it
                     shared = os.path.dirname(os.path.abspath(path))
-                    os.makedirs(shared, exist_ok=True)
+                    make_directory(shared, path)
                 clusters.check_shared_dir(client, shared)
             created = force or not os.path.exists(path)
             writer = TableWriter(path, g, force=force, max_stones=max_stones)  # one solve at a time
-            if estimate is not None:
-                typer.echo(render.estimate_text(estimate), err=True)
+            if estimate is not None:    # a stderr that cannot take it stops nothing
+                note(render.estimate_text(estimate))
             try:
                 started = time.perf_counter()
                 report = None
@@ -537,6 +601,7 @@ def tables(
     """
     with clear_errors():
         directory = directory or locate.tables_directory()
+        locate.check_directory(directory)
         result = {"directory": directory, "exists": os.path.isdir(directory),
                   "tables": [locate.public(e) for e in locate.scan(directory)]}
         show(result, as_json, render.tables_text)
@@ -559,7 +624,7 @@ def perft(
       sowsolve perft overflow --size 4x4 --depth 3 --json
       sowsolve perft zigzag --depth 4
     """
-    with clear_errors():
+    with clear_errors(), stop_on_terminate():
         if not 1 <= depth <= 40:
             raise BadParameters(f"--depth must be from 1 to 40, not {str(depth)[:20]}")
         g = make_game(game, **board)
@@ -572,7 +637,7 @@ def perft(
         else:
             for d, n in enumerate(counts, 1):
                 typer.echo(f"depth {d}: {n}")
-            typer.echo(f"{sum(counts):,} nodes in {seconds:.3f} s", err=True)
+            note(f"{sum(counts):,} nodes in {seconds:.3f} s")
 
 
 @app.command(short_help="Self-check a game's contract or a table's values.")
@@ -626,15 +691,16 @@ def check(
             if table is not None or stored or game is not None:
                 raise BadParameters("--proof verifies a proof file on its own: give no GAME or "
                                     "table with it")
-            if not 0 <= samples <= MAX_SEARCH:
-                raise BadParameters(f"--samples must be from 0 to {MAX_SEARCH:,}, not {str(samples)[:20]}")
+        if seed < 0:
+            raise BadParameters(f"--seed must be 0 or more, not {str(seed)[:20]}")
+        if not 1 <= samples <= MAX_SEARCH:
+            raise BadParameters(f"--samples must be from 1 to {MAX_SEARCH:,}, not {str(samples)[:20]}")
+        if proof is not None:
             report = proofs.verify_file(proof, tier_bar, samples, seed, full)
             show(report, as_json, render.proof_check_text)
             if report["failures"]:
                 fail(f"{proof} does not prove its claim: {report['failures'][0]}", 1)
             return
-        if not 1 <= samples <= MAX_SEARCH:
-            raise BadParameters(f"--samples must be from 1 to {MAX_SEARCH:,}, not {str(samples)[:20]}")
         if table is None and not stored and game is None:
             raise BadParameters("name a GAME to check its contract, or a table to check (--table "
                                 "PATH, or --stored for the table of GAME in the tables directory)")
@@ -771,6 +837,11 @@ def prove(
 
 
 def main() -> None:
+    # file names are bytes, not always UTF-8: standard output gives them back as they are (a
+    # table named '\xff.sqlite' is listed and reported as `ls` shows it), never an error
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="surrogateescape")
     app()
 
 

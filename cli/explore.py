@@ -243,6 +243,7 @@ def _answerer(t, g, engine, seconds):
 def only_table() -> str:
     """The tables directory's one table, for commands that take no GAME."""
     directory = locate.tables_directory()
+    locate.check_directory(directory)
     found = locate.readable(locate.scan(directory))
     if len(found) == 1:
         return found[0]["path"]

@@ -7,15 +7,22 @@ import os
 
 from ..solver import games as registry
 from ..solver.contract import Game
-from ..solver.errors import BadParameters, BadPosition
+from ..solver.errors import BadParameters, BadPosition, quote
 from ..tables.format import TableMissing
 from ..tables.directory import (DEFAULT_DIRECTORY, SIDECARS, game_and_board, public, readable,  # noqa: F401
                                 scan, tables_directory)
 
 def short(text: str, limit: int = 40) -> str:
-    """Bad input quoted by its prefix only."""
-    text = str(text)
-    return repr(text if len(text) <= limit else text[:limit] + "...")
+    """Bad input quoted by its prefix only, with its length when it is longer."""
+    return quote(text, limit)
+
+
+def check_directory(directory: str) -> None:
+    """BadParameters when the tables directory names something that is not a directory (a
+    missing one is fine: it has no tables yet, and solve makes it)."""
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise BadParameters(f"the tables directory {tables_directory_label(directory)} is not a "
+                            f"directory")
 
 
 def table_file_name(game: Game, max_stones: int | None = None) -> str:
@@ -111,6 +118,7 @@ def _names(entries: list[dict], limit: int = 4) -> str:
 def table_for_position(text: str, directory: str | None = None) -> str:
     """The one table of the directory whose game and board accept the position."""
     directory = directory or tables_directory()
+    check_directory(directory)
     tables = readable(scan(directory))
     fits = []
     for entry in tables:
@@ -142,15 +150,17 @@ def table_for_position(text: str, directory: str | None = None) -> str:
 
 
 def tables_directory_label(directory: str) -> str:
-    return f"{directory} ($SOWSOLVE_TABLES)" if os.environ.get("SOWSOLVE_TABLES") else directory
+    given = os.environ.get("SOWSOLVE_TABLES")
+    return f"{directory} ($SOWSOLVE_TABLES)" if given and given == directory else directory
 
 
 def table_for_game(game: Game, directory: str | None = None) -> str:
     """The table of this game and board: its default file name, else any table of the
     directory that holds it."""
     directory = directory or tables_directory()
+    check_directory(directory)
     path = default_table_path(game, directory)
-    if os.path.isfile(path):
+    if os.path.lexists(path):       # a FIFO, a directory, a dangling link: opening says so
         return path
     for entry in readable(scan(directory)):
         if entry["game"] == game.name and entry["parameters"] == game.parameters():
@@ -177,6 +187,7 @@ def resolve_read_table(table: str | None, game: str | None = None, board: dict |
         given = ", ".join("--" + name.replace("_", "-") for name in board)
         raise BadParameters(f"board options ({given}) need a GAME before them")
     directory = directory or tables_directory()
+    check_directory(directory)
     tables = readable(scan(directory))
     if len(tables) == 1:
         return tables[0]["path"]

@@ -9,7 +9,8 @@ line, and the one page that uses its JSON API.
 
 NAME is a served table's file name; it may be left out when one table is served.  Only the
 tables given at start are ever opened: no part of a URL becomes a path.  Bad input gets HTTP 400
-and {"error": one sentence}; a table that fails its checks, HTTP 500 and the same; a search
+and {"error": one sentence}; a table that fails its checks, HTTP 500 and the same (one rebuilt
+by another solve while it is served, HTTP 503: it changed, it is not damaged); a search
 refused because every search slot is taken, or given up because the server is stopping, HTTP
 503 and the same.
 
@@ -43,7 +44,7 @@ from ..solver.errors import BadMove, BadParameters, BadPosition
 from ..solver.search import DEFAULT_MAX_POSITIONS, SearchLimitReached
 from ..solver.tiers import default_threads
 from ..tables import analysis, query as queries
-from ..tables.format import BeyondTable, NotInTable, TableError
+from ..tables.format import BeyondTable, NotInTable, TableChanged, TableError
 from ..tables.store import open_table
 
 #: positions a query may search where a keyed table lacks one (as `query` by default)
@@ -77,6 +78,11 @@ def table_names(paths: list[str]) -> dict[str, str]:
     names: dict[str, str] = {}
     for path in paths:
         name = os.path.basename(path)
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:      # the page and its API carry the name as UTF-8 text
+            raise BadParameters(f"the explorer names tables by file name, and {name!r} is not "
+                                f"valid UTF-8: rename the file (or link it under a UTF-8 name)") from None
         if name in names:
             raise BadParameters(f"two tables to serve are both named {name[:60]!r}; the explorer "
                                 f"names tables by file name")
@@ -275,6 +281,8 @@ def create_app(paths: list[str], hosts: list[str] | None = None,
                 return JSONResponse({"error": public(str(exc))}, status_code=400)
             except Unavailable as exc:
                 return JSONResponse({"error": str(exc)}, status_code=503)
+            except TableChanged as exc:     # rebuilt under us (solve --force): not damaged
+                return JSONResponse({"error": public(str(exc))}, status_code=503)
             except TableError as exc:
                 return JSONResponse({"error": public(str(exc))}, status_code=500)
         return endpoint

@@ -648,6 +648,10 @@ def verify_file(path: str, progress: Progress = no_progress, samples: int = 1000
     """`sowsolve check --proof`: the report of verifying a proof file (failures: the first
     fault found); BadProof for a file that is not a proof."""
     if not os.path.isfile(path):
+        if os.path.isdir(path):
+            raise BadProof(f"{quote(path, 60)} is a directory, not a proof file")
+        if os.path.exists(path):        # a FIFO, a device: never opened (a FIFO would block)
+            raise BadProof(f"{quote(path, 60)} is not a proof file (not a regular file)")
         raise BadProof(f"no proof file at {quote(path, 60)}")
     proof = read_proof(path)
     try:

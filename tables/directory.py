@@ -4,6 +4,7 @@ board for its leaves.  Nothing here creates or changes a file."""
 from __future__ import annotations
 
 import os
+import stat
 
 from ..solver.contract import Game
 from .format import CorruptTable, ForeignTable, TableError
@@ -36,10 +37,47 @@ def scan(directory: str | None = None) -> list[dict]:
     entries = []
     for name in names:
         path = os.path.join(directory, name)
-        if name.startswith(".") or name.endswith(SIDECARS) or not os.path.isfile(path):
+        if name.startswith(".") or name.endswith(SIDECARS):
             continue
-        entries.append(_entry(path, name))
+        odd = _not_regular(path)
+        if odd is None:
+            entries.append(_entry(path, name))
+        elif odd != "gone" and name.endswith(TABLE_SUFFIX):   # named as a table, and no file to read: say so
+            entries.append(_odd_entry(path, name, odd))
     return entries
+
+
+TABLE_SUFFIX = ".sqlite"
+
+
+def _not_regular(path: str) -> str | None:
+    """None for a regular file (through links); else what the path is, from its status alone:
+    nothing is opened, so a FIFO never blocks the listing."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a symbolic link to nowhere" if os.path.islink(path) else "gone"
+    except OSError as exc:
+        return f"not readable ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _odd_entry(path: str, name: str, what: str) -> dict:
+    problem = (f"{name} is not a regular file ({what})" if what != "not a regular file"
+               else f"{name} is not a regular file")
+    return {"file": name, "path": path, "status": "not a table", "problem": problem,
+            "game": None, "description": None, "board": None, "parameters": None,
+            "finished": None, "positions": None, "size_on_disk": None}
 
 
 def _entry(path: str, name: str) -> dict:

@@ -110,6 +110,11 @@ class BeyondTable(TableError, LookupError):
     """An endgame table (solved with --max-stones S) holds no position with more stones."""
 
 
+class TableChanged(TableError, RuntimeError):
+    """The table was replaced or rebuilt (`solve --force`) while it was being read: what was
+    read no longer matches the file; open it again."""
+
+
 class TableMismatch(TableError, ValueError):
     """A table of another game or board than the one asked for."""
 

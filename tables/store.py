@@ -39,7 +39,7 @@ from ..solver.contract import Game
 from ..solver.errors import BadParameters, BadPosition, quote
 from ..solver.games import GAMES, make_game
 from .layout import layout_of
-from .format import (FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES, READ_VERSIONS, TABLE_NAME,
+from .format import (TableChanged, FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES, READ_VERSIONS, TABLE_NAME,
                      VERSION_2_BLOCK_RECORDS,
                      BeyondTable, CorruptTable, DiskFull, ForeignTable, NotInTable, OutdatedTable, TableBusy,
                      TableClosed, TableError, TableIOError, TableMismatch, TableMissing,
@@ -114,7 +114,8 @@ class _Connection:
     def __init__(self, path: str, writable: bool, create: bool = False):
         self.path = path
         mode = "rwc" if create else "rw"
-        uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode={mode}"
+        # the path's bytes, as the file system has them (a name need not be UTF-8)
+        uri = f"file:{urllib.parse.quote(os.fsencode(os.path.abspath(path)))}?mode={mode}"
         self._lock = threading.RLock()
         try:
             self._db = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT, check_same_thread=False)
@@ -221,12 +222,20 @@ def _check_header(path: str) -> None:
     """An SQLite file in rollback-journal mode, judged from its first bytes before SQLite opens
     it: opening a WAL file (or letting sqlitedict set its journal mode) would change it."""
     try:
-        with open(path, "rb") as f:
-            header = f.read(100)
+        # without waiting: a FIFO put in the file's place must not block the reader
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except IsADirectoryError:
         raise TableMissing(f"{path} is a directory, not a table file") from None
     except OSError as exc:
         raise TableIOError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ForeignTable(f"{path} is not a table file (not a regular file)")
+        header = os.pread(fd, 100, 0)
+    except OSError as exc:
+        raise TableIOError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
         raise ForeignTable(f"{path} is not a sowsolve table (not an SQLite file)")
     if header[18:20] != b"\x01\x01":
@@ -272,12 +281,43 @@ def _open_dict(path: str, writable: bool) -> _TableDict:
 
 # --- what a file holds, checked against its game ----------------------------------------------
 
-def _rebuild_hint(path: str, meta: dict) -> str:
+def _solve_options(meta: dict) -> str:
+    """'GAME --cols 4 --stones 2 [--max-stones S]': what `sowsolve solve` takes to write the
+    table this metadata describes ('...' where the metadata does not say)."""
     game, params = meta.get("game"), meta.get("parameters")
-    options = "..."
-    if isinstance(game, str) and game in GAMES and isinstance(params, dict):
-        options = " ".join([game] + [f"--{k[:10]} {str(v)[:20]}" for k, v in params.items()])
-    return f"`sowsolve solve {options} --table {path} --force`"
+    if not (isinstance(game, str) and game in GAMES and isinstance(params, dict)):
+        return "..."
+    words = [game] + [f"--{str(k)[:10].replace('_', '-')} {str(v)[:20]}" for k, v in params.items()]
+    limit = meta.get("max_stones")
+    if isinstance(limit, int) and not isinstance(limit, bool):
+        words.append(f"--max-stones {limit}")
+    return " ".join(words)
+
+
+def _rebuild_hint(path: str, meta: dict) -> str:
+    return f"`sowsolve solve {_solve_options(meta)} --table {path} --force`"
+
+
+def _holds_sowsolve_table(path: str) -> bool:
+    """Whether the file at `path` is an SQLite file with sowsolve's table and a metadata row in
+    it (a sowsolve table, maybe unfinished, damaged or with objects added): what --force may
+    empty.  Read only; runs none of the file's SQL."""
+    try:
+        _check_header(path)
+        conn = _Connection(path, writable=False)
+    except TableError:
+        return False
+    try:
+        rows = conn._run("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+                         (TABLE_NAME,))
+        if not rows or not rows[0][0]:
+            return False
+        rows = conn._run(f'SELECT count(*) FROM "{TABLE_NAME}" WHERE key = ?', ("meta",))
+        return bool(rows and rows[0][0])
+    except (TableError, sqlite3.Error):
+        return False
+    finally:
+        conn.close()
 
 
 def _check_game(meta: dict, path: str) -> Game:
@@ -324,6 +364,7 @@ class _TableFile:
         raw = self._get("meta", MAX_META_BYTES)
         if raw is None:
             raise ForeignTable(f"{self.path} is not a sowsolve table (no metadata)")
+        self._meta_raw = raw
         plain = load_json(raw, f"metadata of {self.path}", ForeignTable)
         if plain.get("format") != FORMAT_NAME:
             raise ForeignTable(f"{self.path} is not a sowsolve table")
@@ -525,23 +566,62 @@ class Table(_TableFile):
                                    f"it are listed by `sowsolve tables`)")
             if os.path.exists(self.path):       # a FIFO, a device
                 raise ForeignTable(f"{self.path} is not a table file (not a regular file)")
+            if os.path.islink(self.path):
+                raise TableMissing(f"{self.path} is a symbolic link to nowhere, not a table file")
             raise TableMissing(f"no table file at {self.path}")
         try:
             self._db = _open_dict(self.path, writable=False)
             self._load_meta()
             if not self.meta["finished"] and not allow_unfinished:
-                options = " ".join(f"--{k} {v}" for k, v in self.meta["parameters"].items())
+                command = f"`sowsolve solve {_solve_options(self.meta)} --table {self.path}`"
+                if not self.game.solver.resumable:
+                    raise UnfinishedTable(f"{self.path} is not finished: its search was stopped "
+                                          f"before it stored its positions (a {self.game.solver.name} "
+                                          f"solve starts over: {command} solves it again)")
                 raise UnfinishedTable(f"{self.path} is not finished: its solve has stored "
                                       f"{len(self.meta['solved_tiers'])} of "
                                       f"{len(self.meta['tiers'])} tiers so far (resume it with "
-                                      f"`sowsolve solve {self.meta['game']} {options} "
-                                      f"--table {self.path}`)")
+                                      f"{command})")
         except BaseException:
             self.close()
             raise
         self._position_type = type(self.game.initial())
         self._blocks: OrderedDict[tuple[bool, int, int], np.ndarray] = OrderedDict()
         self._blocks_lock = threading.Lock()     # threads may read one table (serve)
+
+    # --- a table rebuilt while it is read -------------------------------------------------
+    def _check_unchanged(self) -> None:
+        """TableChanged when the file's metadata is no longer what this reader loaded: another
+        process emptied and rebuilt it (`solve --force`) meanwhile, so a block this reader
+        misses is gone with the old table, not damaged."""
+        try:
+            now = self._get("meta", MAX_META_BYTES)
+        except TableError:
+            return
+        if now != self._meta_raw:
+            raise TableChanged(f"{self.path} changed while it was being read (another solve "
+                               f"rebuilt it?); open it again once that solve has finished")
+
+    def tier_info(self, tier: int) -> dict:
+        try:
+            return super().tier_info(tier)
+        except CorruptTable:
+            self._check_unchanged()
+            raise
+
+    def _long_table(self, tier: int) -> np.ndarray:
+        try:
+            return super()._long_table(tier)
+        except CorruptTable:
+            self._check_unchanged()
+            raise
+
+    def _load_block(self, tier: int, block: int, keys: bool = False, full: bool = True) -> np.ndarray:
+        try:
+            return super()._load_block(tier, block, keys, full)
+        except CorruptTable:
+            self._check_unchanged()
+            raise
 
     # --- context manager ----------------------------------------------------------------
     def close(self) -> None:
@@ -713,6 +793,23 @@ def _lock_existing(path: str) -> int | None:
         raise
 
 
+def make_directory(directory: str, path: str) -> None:
+    """The directory a new table goes in, made if missing; BadParameters (a usage error) when a
+    part of it is a file, not a directory."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        part = directory
+        while part and not os.path.exists(part):      # the first existing part is the file
+            part = os.path.dirname(part)
+        raise BadParameters(f"cannot create {path}: {part or directory} is not a "
+                            f"directory") from None
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise _disk_full(f"disk full while creating {path}") from None
+        raise TableIOError(f"cannot create {path}: {exc.strerror or exc}") from None
+
+
 def _remove(path: str) -> None:
     try:
         os.remove(path)
@@ -863,7 +960,7 @@ class TableWriter(_TableFile):
         another process created it first: False).  The path never names a file without
         metadata, and the new file is locked before anyone can see it."""
         directory = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(directory, exist_ok=True)
+        make_directory(directory, self.path)
         fd, tmp = self._write_new(directory)
         try:
             try:
@@ -892,7 +989,10 @@ class TableWriter(_TableFile):
         transaction; a file that is no sowsolve table (or too damaged for that) is replaced."""
         try:
             db = _open_dict(self.path, writable=True)
-        except (ForeignTable, CorruptTable):
+        except (ForeignTable, CorruptTable) as exc:
+            if not _holds_sowsolve_table(self.path):    # the user's own file: never ours to empty
+                raise ForeignTable(f"{exc}; --force empties only sowsolve tables, so it is left "
+                                   f"as it is (remove it yourself or choose another --table)") from None
             db = None
         if db is not None:
             try:

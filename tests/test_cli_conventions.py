@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from sowsolve.cli.app import app
 from sowsolve.tables import report as reports, verify
+from sowsolve.tables.store import open_table
 
 runner = CliRunner()
 COMMANDS = sorted(typer.main.get_command(app).commands)
@@ -199,3 +200,122 @@ def test_usage_errors_are_one_sentence(args, fragment):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("sowsolve: ") and fragment in lines[0], lines
     assert "-h`" in lines[0]                         # where to read more
+
+
+# --- standard output and error that cannot be written, names that are no UTF-8, odd paths ------
+
+def sowsolve(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=None, env=None):
+    """The command in a process of its own, as a shell runs it."""
+    return subprocess.run([sys.executable, "-c", "from sowsolve.cli.entry import main; main()",
+                           *[a if isinstance(a, bytes) else str(a) for a in args]],
+                          stdout=stdout, stderr=stderr, cwd=cwd, env=env, timeout=600)
+
+
+def printing_commands(table):
+    return [["--help"], ["query", "-h"], ["--version"],
+            ["info", "--table", table], ["query", "2222/2222 A", "--table", table],
+            ["tables", "--dir", os.path.dirname(table)], ["check", "--table", table],
+            ["perft", "diffusion", "--cols", 4, "--stones", 1, "--depth", 2],
+            ["show", "2222/2222 A", "--game", "diffusion"]]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_standard_output_is_one_sentence(table_2x4_k2):
+    """Help, version and every command's output into a full disk: the sentence export says,
+    exit 1, no traceback."""
+    for args in printing_commands(table_2x4_k2):
+        with open("/dev/full", "w") as full:
+            done = sowsolve(*args, stdout=full)
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        assert done.returncode == 1, (args, said)
+        assert said == ["sowsolve: cannot write standard output: No space left on device"], (args, said)
+
+
+def test_a_closed_pipe_on_standard_output_ends_quietly(table_2x4_k2):
+    """A reader of standard output that left (`| head`): exit 141 and not a word, as
+    `export --out -` and cat do."""
+    for args in printing_commands(table_2x4_k2)[3:]:
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            done = sowsolve(*args, stdout=write)
+        finally:
+            os.close(write)
+        assert (done.returncode, done.stderr) == (141, b""), (args, done.stderr)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_standard_error_stops_no_solve(tmp_path):
+    """The estimate a solve prints on stderr is not worth its table: a stderr that cannot be
+    written leaves the solve to finish."""
+    table = tmp_path / "t.sqlite"
+    with open("/dev/full", "w") as full:
+        done = sowsolve("solve", "diffusion", "--cols", 4, "--stones", 1, "--table", table,
+                        stderr=full)
+    assert done.returncode == 0
+    with open_table(table) as solved:
+        assert solved.finished
+
+
+def test_a_tables_directory_that_is_a_file_is_named_so(tmp_path):
+    file = tmp_path / "d.csv"
+    file.write_text("a,b\n")
+    env = {"SOWSOLVE_TABLES": str(file)}
+    for args in (["tables"], ["solve", "diffusion", "--cols", 4, "--stones", 1],
+                 ["info", "diffusion", "--cols", 4, "--stones", 1], ["query", "2222/2222 A"],
+                 ["info"], ["solve", "diffusion", "--cols", 4, "--stones", 1, "--table",
+                            file / "t.sqlite"], ["tables", "--dir", file]):
+        result = run(*args, env=env)
+        assert result.exit_code == 2, (args, result.output)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(file) in lines[0], (args, lines)
+        assert "is not a directory" in lines[0], (args, lines)
+    assert file.read_text() == "a,b\n" and os.listdir(tmp_path) == ["d.csv"]
+
+
+def test_a_table_whose_name_is_not_utf8_is_solved_read_and_listed(tmp_path):
+    directory = os.fsencode(tmp_path / "bad")
+    os.mkdir(directory)
+    table = directory + b"/\xff.sqlite"
+    solved = sowsolve("solve", "diffusion", "--cols", 4, "--stones", 1, "--table", table)
+    assert solved.returncode == 0, solved.stderr
+    assert b"\xff.sqlite" in solved.stdout
+    answered = sowsolve("query", "1111/1111 A", "--table", table, "--json")
+    assert answered.returncode == 0 and json.loads(answered.stdout)["value"], answered.stderr
+    listed = sowsolve("tables", "--dir", directory, "--json")
+    assert listed.returncode == 0, listed.stderr
+    [entry] = json.loads(listed.stdout)["tables"]
+    assert entry["status"] == "table" and entry["problem"] is None
+    served = sowsolve("serve", "--table", table, "--port", 1)
+    said = served.stderr.decode(errors="replace").strip().splitlines()
+    assert served.returncode == 2 and len(said) == 1 and "not valid UTF-8" in said[0], said
+    assert os.listdir(directory) == [b"\xff.sqlite"]
+
+
+def test_a_long_position_is_quoted_with_its_length(tmp_path):
+    result = run("query", "1" * 2000, env={"SOWSOLVE_TABLES": str(tmp_path)})
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "(2,000 characters)" in lines[0] and len(lines[0]) < 400, lines
+
+
+@pytest.mark.parametrize("target", ["proof", "table"])
+def test_check_takes_one_range_of_samples_and_seeds(tmp_path, table_2x4_k2, target):
+    """`check --proof` and `check --table` refuse the same --samples and --seed."""
+    given = ["--proof", tmp_path / "none.proof"] if target == "proof" else ["--table", table_2x4_k2]
+    for option, value in (("--samples", 0), ("--seed", -1)):
+        result = run("check", *given, option, value)
+        assert result.exit_code == 2, result.output
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"sowsolve: {option} must be"), lines
+
+
+def test_check_proof_names_a_fifo_or_a_directory(tmp_path):
+    fifo, directory = tmp_path / "p.proof", tmp_path / "d.proof"
+    os.mkfifo(fifo)
+    directory.mkdir()
+    for path, what in ((fifo, "is not a proof file (not a regular file)"),
+                       (directory, "is a directory")):
+        done = sowsolve("check", "--proof", path)
+        said = done.stderr.decode().strip().splitlines()
+        assert done.returncode == 2 and len(said) == 1 and what in said[0], said

@@ -237,3 +237,37 @@ def test_export_finds_the_table_of_a_game(in_tables, tmp_path):
     line = one_sentence(run("export", "zigzag", "--cols", 4, "--stones", 1, "--format", "csv",
                             "--out", tmp_path / "y.csv"))
     assert "zigzag-cols4-stones1.sqlite" in line and not (tmp_path / "y.csv").exists()
+
+
+def test_what_is_named_like_a_table_but_is_no_file_is_listed_and_never_opened(tmp_path, monkeypatch):
+    """A FIFO, a link to a device, a directory and a dangling link, each named like a table:
+    listed with what is wrong with them (no FIFO is opened, so nothing waits for a writer);
+    the table a command looks for being one of them says so."""
+    import subprocess
+    import sys
+    os.mkfifo(tmp_path / "fifo.sqlite")
+    os.symlink("/dev/zero", tmp_path / "zero.sqlite")
+    (tmp_path / "dir.sqlite").mkdir()
+    os.symlink(tmp_path / "nowhere", tmp_path / "dangling.sqlite")
+    os.mkfifo(tmp_path / "diffusion-cols4-stones1.sqlite")
+    before = sorted(os.listdir(tmp_path))
+
+    def sowsolve(*args):        # in a process of its own: a FIFO opened would hang it
+        done = subprocess.run([sys.executable, "-c", "from sowsolve.cli.entry import main; main()",
+                               *map(str, args)], capture_output=True, text=True, timeout=300,
+                              env=dict(os.environ, SOWSOLVE_TABLES=str(tmp_path)))
+        return done.returncode, done.stdout, done.stderr
+
+    code, out, err = sowsolve("tables", "--json")
+    assert code == 0, err
+    by_file = {e["file"]: e for e in json.loads(out)["tables"]}
+    assert set(by_file) == {"fifo.sqlite", "zero.sqlite", "dir.sqlite", "dangling.sqlite",
+                            "diffusion-cols4-stones1.sqlite"}
+    for name, what in (("fifo.sqlite", "a FIFO"), ("zero.sqlite", "a device"),
+                       ("dir.sqlite", "a directory"), ("dangling.sqlite", "to nowhere")):
+        assert by_file[name]["status"] == "not a table", by_file[name]
+        assert "is not a regular file" in by_file[name]["problem"] and what in by_file[name]["problem"]
+    code, out, err = sowsolve("info", "diffusion", "--cols", 4, "--stones", 1)
+    said = err.strip().splitlines()
+    assert code == 2 and len(said) == 1 and "not a regular file" in said[0], said
+    assert sorted(os.listdir(tmp_path)) == before

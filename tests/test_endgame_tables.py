@@ -285,3 +285,21 @@ def test_the_readme_speed_up_of_zig_zag_is_the_measured_one():
     assert side["wall_ratio_median_of_pairs"] >= side["wall_ratio_of_medians"]
     quoted = f"{side['wall_ratio_median_of_pairs']:.2f}"
     assert f"2x4 with 3 seeds per pit in {quoted} of the time of the version before" in text
+
+
+def test_the_resume_hint_of_an_unfinished_endgame_table_names_its_limit(tmp_path):
+    """An endgame table stopped before it finished: reading it says to resume it with every
+    parameter it was solved with (--max-stones too), and that command resumes it."""
+    import re
+    from sowsolve.tables.store import TableWriter
+    path = tmp_path / "z.sqlite"
+    game = make_game("zigzag", cols=4, stones=2)
+    TableWriter(str(path), game, max_stones=4).close()      # stopped before its first tier
+    refused = run("query", "0000/0011 p - P", "--table", path)
+    assert refused.exit_code == 1 and "not finished" in refused.stderr, refused.output
+    hint = re.search(r"`sowsolve (solve [^`]*)`", refused.stderr)
+    assert hint and "--max-stones 4" in hint[1], refused.stderr
+    resumed = run(*hint[1].split())
+    assert resumed.exit_code == 0, resumed.output
+    with open_table(path) as table:
+        assert table.finished and table.meta["max_stones"] == 4

@@ -87,6 +87,9 @@ elif point == "prove":                  # prove: after the second slice of the s
     from sowsolve.solver import proof
     proof.SLICE_NODES = 64
     pause_at(proof, "run_stoppable", 2, before=False)
+elif point == "perft":                  # perft: just before the counting kernel
+    from sowsolve.solver.games import overflow
+    pause_at(overflow.Overflow, "perft", 1)
 elif point == "search":                 # serve: a search kernel counting, its stop flag polled
     from sowsolve.solver import search
     real = search.run_stoppable
@@ -844,3 +847,44 @@ def test_fault_matrix(surface, fault, tmp_path, refs):
         run(tmp_path, refs, fault)
     else:
         run(tmp_path, refs)
+
+
+# --- beside the matrix: the other long commands stop with a sentence too ----------------------
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_perft_stops_on_sigterm_and_sighup_with_a_sentence(tmp_path, sig, code):
+    child = Child(["perft", "overflow", "--size", "8x8", "--depth", 5], str(tmp_path), pause="perft")
+    child.paused()
+    got, out, err = child.stop(sig)
+    said(got, err, code, "terminated")
+    assert out == ""
+
+
+def waiting_in_open(pid):
+    """Whether the process waits for a FIFO's other end (in open)."""
+    def blocked_in_open():
+        with open(f"/proc/{pid}/wchan") as f:
+            if f.read().strip() in ("wait_for_partner", "fifo_open"):
+                return True
+        with open(f"/proc/{pid}/stat") as f:
+            sleeping = f.read().rsplit(")", 1)[1].split()[0] == "S"
+        with open(f"/proc/{pid}/syscall") as f:     # open, openat (x86-64), still there later
+            return sleeping and f.read().split()[0] in ("2", "257")
+    try:
+        if not blocked_in_open():
+            return False
+        time.sleep(0.5)
+        return blocked_in_open()
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_show_into_a_fifo_nobody_reads_stops_with_a_sentence(tmp_path, sig, code):
+    fifo = tmp_path / "board.svg"
+    os.mkfifo(fifo)
+    child = Child(["show", "2222/2222 A", "--game", "diffusion", "--svg", fifo], str(tmp_path))
+    child.wait_for(lambda: waiting_in_open(child.proc.pid), "waited for the FIFO's reader")
+    got, _, err = child.stop(sig)
+    said(got, err, code, "terminated")
+    assert listing(tmp_path) == ["board.svg"]

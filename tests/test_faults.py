@@ -257,3 +257,101 @@ def test_bad_parameters_write_nothing(tmp_path, monkeypatch, args):
 def test_a_table_of_another_board_is_a_usage_error(table_2x4_k2):
     result = cli("query", "222/222 A", "--table", table_2x4_k2)
     assert result.exit_code == 2 and "this board has 4" in result.stderr
+
+
+# --- --force, a table rebuilt while it is read, a search killed outright -------------------------
+
+def _state(path):
+    st = os.stat(path)
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    return st.st_ino, st.st_size, st.st_mtime_ns, head
+
+
+@pytest.mark.parametrize("kind", ["notes", "database", "large"])
+def test_force_empties_only_sowsolve_tables(tmp_path, kind):
+    """`solve --force` over a file that is no sowsolve table (notes, a database of the user's
+    without sowsolve's table, 10 GB of other bytes named like a table): one sentence, exit 2,
+    the file as it was."""
+    path = tmp_path / ("notes.txt" if kind == "notes" else "t.sqlite")
+    if kind == "notes":
+        path.write_text("notes\n")
+    elif kind == "database":
+        with sqlite3.connect(path) as db:
+            db.execute("CREATE TABLE mine (key TEXT PRIMARY KEY, value BLOB)")
+            db.execute("INSERT INTO mine VALUES ('meta', x'00')")
+        db.close()
+    else:
+        with open(path, "wb") as f:
+            f.truncate(10 << 30)             # sparse: 10 GB of zeros, no disk used
+    before = _state(path)
+    result = cli("solve", "overflow", "--size", "3x3", "--table", path, "--force")
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    said = result.stderr.strip().splitlines()
+    assert len(said) == 1 and "is not a sowsolve table" in said[0] and "--force" in said[0], said
+    assert _state(path) == before
+    assert sorted(os.listdir(tmp_path)) == [path.name]
+
+
+def test_force_still_rebuilds_an_unfinished_or_damaged_table(tmp_path, table_2x4_k2):
+    path = tmp_path / "t.sqlite"
+    shutil.copy(table_2x4_k2, path)
+    assert poison(path, "block/%", b"") > 0                      # damaged blocks
+    result = cli("solve", "diffusion", "--cols", 4, "--stones", 2, "--table", path, "--force")
+    assert result.exit_code == 0, result.output
+    with open_table(path) as table, open_table(table_2x4_k2) as reference:
+        for tier in reference.tiers:
+            assert np.array_equal(table.tier_records(tier), reference.tier_records(tier))
+
+
+def test_a_table_rebuilt_while_it_is_read_changed_and_is_not_corrupt(tmp_path, table_2x4_k2):
+    """A reader of a table that another process empties and solves again (`solve --force`)
+    meanwhile is told the table changed (serve: HTTP 503), never that it is corrupt."""
+    from starlette.testclient import TestClient
+    from sowsolve.cli.web import create_app
+    from sowsolve.tables.format import TableError
+    from sowsolve.tables.store import TableWriter
+    path = tmp_path / "t.sqlite"
+    shutil.copy(table_2x4_k2, path)
+    game = make_game("diffusion", cols=4, stones=2)
+    reader = open_table(path)
+    with TestClient(create_app([str(path)])) as client:
+        assert client.get("/api/query", params={"position": "2222/2222 A"}).status_code == 200
+        writer = TableWriter(str(path), game, force=True)       # emptied, being solved again
+        try:
+            with pytest.raises(TableError) as caught:
+                reader.tier_records(reader.tiers[1])
+            assert "changed while it was being read" in str(caught.value)
+            assert type(caught.value).__name__ == "TableChanged"
+            answer = client.get("/api/query", params={"position": "1000/0001 A"})
+            assert answer.status_code == 503, answer.text
+            assert "changed while it was being read" in answer.json()["error"]
+            assert "corrupt" not in answer.text
+        finally:
+            writer.close()
+            reader.close()
+
+
+def test_an_overflow_table_left_by_a_killed_search_is_solved_again(tmp_path):
+    """kill -9 early in an Overflow solve leaves the table it created, unfinished (nothing can
+    remove it): reading it says so and how to solve it again, and that command does, to the
+    records of a solve that was never stopped."""
+    import re
+    from sowsolve.tables.store import TableWriter
+    path = tmp_path / "ov.sqlite"
+    game = make_game("overflow", size="3x3")
+    TableWriter(str(path), game).close()        # what a solve killed before its search ended leaves
+    refused = cli("query", "111/111/111 L", "--table", path)
+    assert refused.exit_code == 1, refused.output
+    said = refused.stderr.strip()
+    assert "not finished" in said and "0 of 0" not in said and "again" in said, said
+    command = re.search(r"`sowsolve (solve [^`]*)`", said)
+    assert command, said
+    assert cli(*command[1].split()).exit_code == 0
+    reference = tmp_path / "ref.sqlite"
+    assert cli("solve", "overflow", "--size", "3x3", "--table", reference).exit_code == 0
+    with open_table(path) as table, open_table(reference) as whole:
+        assert table.tiers == whole.tiers
+        for tier in whole.tiers:
+            assert np.array_equal(table.tier_records(tier), whole.tier_records(tier))
