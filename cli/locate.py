@@ -10,7 +10,7 @@ from ..solver.contract import Game
 from ..solver.errors import BadParameters, BadPosition
 from ..tables.format import TableMissing
 from ..tables.directory import (DEFAULT_DIRECTORY, SIDECARS, game_and_board, public, readable,  # noqa: F401
-                                scan, tables_directory)
+                                scan, tables_directory, tables_of_board)
 
 def short(text: str, limit: int = 40) -> str:
     """Bad input quoted by its prefix only."""
