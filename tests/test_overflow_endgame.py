@@ -10,6 +10,8 @@ each of their roots instead)."""
 from __future__ import annotations
 
 import itertools
+import pathlib
+import re
 import json
 import random
 
@@ -272,3 +274,34 @@ def test_a_tampered_leaf_is_refused(leaves_3x4, tmp_path):
                        proofs.Choices(found.keys, chosen), found.tables)
     checked = run("check", "--proof", forged, "--tables", directory)
     assert checked.exit_code == 1 and "does not win" in checked.output, checked.output
+
+
+def test_a_position_finds_the_table_that_holds_it(tmp_path, monkeypatch):
+    """With a board's whole table and its endgame table in the tables directory, a position
+    is answered by the whole table; with the endgame table alone, one with more discs is beyond
+    it (exit 1)."""
+    monkeypatch.setenv("SOWSOLVE_TABLES", str(tmp_path))
+    assert run("solve", "overflow", "--size", "3x3", "--max-discs", 4).exit_code == 0
+    beyond = run("query", "111/111/000 L")
+    assert beyond.exit_code == 1 and "beyond this table" in beyond.output, beyond.output
+    held = run("query", "100/110/100 L", "--json")
+    assert held.exit_code == 0 and json.loads(held.stdout)["source"] == "table"
+    assert run("solve", "overflow", "--size", "3x3").exit_code == 0
+    for text in ("111/111/000 L", "100/110/100 L"):
+        said = run("query", text, "--json")
+        assert said.exit_code == 0, said.output
+
+
+def test_the_readme_figures_of_the_4x5_endgame_table_are_the_measured_ones():
+    root = pathlib.Path(__file__).resolve().parent.parent
+    runs = json.loads((root / "bench/results/overflow-endgame-4x5.json").read_text())["runs"]
+    found = re.search(r"--max-discs (\d+)`\): ([\d,]+)\s+positions of at most (\d+) discs in (\d+) s "
+                      r"on two threads \(([\d.]+) M positions/s, on a machine shared\s+with other "
+                      r"work\), ([\d.]+) bytes per position", (root / "README.md").read_text())
+    assert found, "the README gives the 4x5 endgame table"
+    run_ = next(r for r in runs if r["max_discs"] == int(found[1]))
+    assert int(found[3]) == run_["max_discs"]
+    assert int(found[2].replace(",", "")) == run_["positions"]
+    assert int(found[4]) == round(run_["solve_seconds"])
+    assert float(found[5]) == round(run_["positions_per_second"] / 1e6, 2)
+    assert float(found[6]) == round(run_["table_bytes_per_position"], 2)
