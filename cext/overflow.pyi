@@ -31,6 +31,11 @@ class OverflowKernel:
         """Whether positions of this board pack into 64-bit keys."""
     def capsule(self) -> object:
         """The GameKernel for solver modules (a PyCapsule, valid while this object lives)."""
+    def census_capsule(self) -> object:
+        """A GameKernel like capsule() that also counts the positions it expands by (discs,
+        occupied cells): census() reads them (one thread only)."""
+    def census(self) -> npt.NDArray[np.int64] | None:
+        """[discs][occupied cells] counts of the positions expanded through census_capsule()."""
     def moves(self, heights: Sequence[int]) -> list[tuple[tuple[int, int], tuple[int, ...]]]:
         """[((cell, direction), child heights)] of a position."""
     def count_moves(self, heights_array: npt.NDArray[np.uint8]) -> int: ...
@@ -43,3 +48,38 @@ class OverflowKernel:
         """(final, phi, delta) the proof search reads of a packed position before expanding it."""
     def children(self, key: int) -> int | list[int]:
         """Canonical keys of the children, or the final record."""
+
+class OverflowTiers:
+    """The endgame tiers of a board up to `max_discs` discs: tier d * (cells + 1) + k holds the
+    positions of d discs on k occupied cells that keep one group, either side to move."""
+
+    def __init__(self, board: OverflowKernel, max_discs: int) -> None: ...
+    @property
+    def ncells(self) -> int: ...
+    @property
+    def max_discs(self) -> int: ...
+    @property
+    def set_counts(self) -> list[int]:
+        """One-group sets of occupied cells, by their size (0 .. cells)."""
+    def capsule(self) -> object:
+        """The GameKernel (`expand` over tiers and indices) for the tier solver."""
+    def tier_size(self, tier: int) -> int: ...
+    def rank(self, heights: Sequence[int], side: int) -> tuple[int, int] | None:
+        """(tier, index) of a position; None when not ranked (more discs, not one group)."""
+    def unrank(self, tier: int, index: int) -> tuple[tuple[int, ...], int]: ...
+    def unrank_range(self, tier: int, start: int, stop: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+        """(heights, one row per position; sides) of positions start..stop-1 of a tier."""
+    def children(self, tier: int, index: int) -> int | list[tuple[int, int]]:
+        """[(tier, index)] of the children, or the final record."""
+
+class TableLeaves:
+    """The board's packed-position kernel with an endgame table's positions as final ones."""
+
+    def __init__(self, board: OverflowKernel, tiers: OverflowTiers,
+                 records: dict[int, npt.NDArray[np.uint16]], max_discs: int) -> None: ...
+    def capsule(self) -> object:
+        """The GameKernel (`expand_key`, `proof_hint`) for the proof search and its check."""
+    def leaf(self, key: int) -> int | None:
+        """The table's record of a packed position it holds, else None."""
+    def children(self, key: int) -> int | list[int]:
+        """Canonical keys of the children, or the final record (a table's position: its value)."""

@@ -9,6 +9,7 @@ symmetries, with the side flipped by the symmetries that swap the two houses.
 """
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t, uint32_t
+from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
 import numpy as np
@@ -17,7 +18,7 @@ cimport numpy as cnp
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
 
-from kernel_api cimport (PROOF_INF, GameKernel, PlayKernel, REC_LOSS, REC_MAKE, REC_WIN,
+from kernel_api cimport (PROOF_INF, GameKernel, PlayKernel, REC_LOSS, REC_MAKE, REC_OUTCOME, REC_WIN,
                          SOWSOLVE_KERNEL_CAPSULE, SOWSOLVE_PLAY_CAPSULE, SignalPoll, poll_signals,
                          raise_pending)
 
@@ -317,6 +318,31 @@ cdef void perft_rec(const OvCtx *c, const uint8_t *h, int depth, int ply, int64_
 
 
 
+# --- a census of expansions (bench/bench_prove_census.py) ---------------------------------------
+cdef struct CensusCtx:
+    const OvCtx *c
+    int64_t *counts            # [discs][occupied cells], (MAXC + 1) x (MAXC + 1)
+
+
+cdef int census_expand_key(const void *ctx, uint64_t key, uint64_t *child_key, uint32_t *child_hint,
+                           uint16_t *final_record) noexcept nogil:
+    """expand_key, counting the position by (discs, occupied cells) first (one thread only)."""
+    cdef const CensusCtx *cc = <const CensusCtx *>ctx
+    cdef uint8_t h[MAXC]
+    cdef int side = unpack(cc.c, key, h), i, discs = 0, occupied = 0
+    if side >= 0:
+        for i in range(cc.c.ncells):
+            discs += h[i]
+            occupied += h[i] != 0
+        cc.counts[discs * (MAXC + 1) + occupied] += 1
+    return expand_key(cc.c, key, child_key, child_hint, final_record)
+
+
+cdef int census_proof_hint(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
+    return proof_hint((<const CensusCtx *>ctx).c, key, phi, delta)
+
+
+
 # --- the play layer (the analysis engine, engine.pyx) -------------------------------------------
 # A state is the heights of the cells (a1 first), then the side to move (0 Light, 1 Dark): any
 # board, 2x2 to 8x8.  A move's code is cell * 8 + direction.
@@ -406,6 +432,9 @@ cdef class OverflowKernel:
     cdef OvCtx ctx
     cdef GameKernel kernel
     cdef PlayKernel play
+    cdef CensusCtx census_ctx
+    cdef GameKernel census_kernel
+    cdef object census_counts
     cdef readonly int rows, cols, ncells, symmetries
     cdef readonly bint keyable
 
@@ -468,6 +497,28 @@ cdef class OverflowKernel:
 
     def capsule(self):
         return PyCapsule_New(&self.kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)
+
+    def census_capsule(self):
+        """A GameKernel like capsule() that also counts every position it expands by (discs,
+        occupied cells), read with census(): where a search spends its work.  One thread only
+        (the counts are not atomic); the counts start from zero at each call."""
+        cdef int64_t[:, ::1] counts
+        self._need_keys()
+        self.census_counts = np.zeros((MAXC + 1, MAXC + 1), dtype=np.int64)
+        counts = self.census_counts
+        self.census_ctx.c = &self.ctx
+        self.census_ctx.counts = &counts[0, 0]
+        self.census_kernel = self.kernel
+        self.census_kernel.ctx = &self.census_ctx
+        self.census_kernel.expand_key = census_expand_key
+        self.census_kernel.proof_hint = census_proof_hint
+        return PyCapsule_New(&self.census_kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)
+
+    def census(self):
+        """Positions expanded through census_capsule(), as [discs][occupied cells] counts."""
+        if self.census_counts is None:
+            return None
+        return self.census_counts[:self.ncells + 1, :self.ncells + 1].copy()
 
     def play_capsule(self):
         """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""
@@ -580,6 +631,441 @@ cdef class OverflowKernel:
         cdef uint16_t rec = 0
         self._need_keys()
         n = expand_key(&self.ctx, key, out, NULL, &rec)
+        if n < 0:
+            raise ValueError(f"{key:#x} is not a packed position of this board")
+        if n == 0:
+            return rec
+        return [out[i] for i in range(n)]
+
+
+# --- endgame tiers: every position of at most D discs, by (discs, occupied cells) --------------
+# A move lowers (discs, occupied cells) lexicographically: an overflow move sends discs off the
+# board, a contained move keeps them but empties its own cell and fills no empty one.  So tier
+# (d, k) -- d discs on k occupied cells -- has its children in lower tiers only, and an endgame
+# table of every position of at most D discs solves tier by tier with no search inside a tier.
+#
+# Tier number d * (cells + 1) + k.  Inside a tier a position is ranked by a perfect index:
+#     index = (rank of its occupied cells among the tier's one-group sets of k cells
+#              * C(d - 1, k - 1) + rank of the spread of d discs over those k cells) * 2 + side
+# The one-group sets of each size are listed once, in increasing order (ranked by binary search);
+# a spread h_1..h_k >= 1 is ranked by the combinatorial number system on its partial sums
+# s_j = h_1 + .. + h_j, j < k, as the (k - 1)-subset {s_j - 1} of {0 .. d - 2}.  Positions that
+# break the one-group rule hold no index; positions with one house empty (the end) do, so that
+# every move of a position in the table reaches one in the table.
+
+cdef enum:
+    ENDGAME_MAX_DISCS = 32        # 8 directions x 32 stacks: the tier solver's MAX_CHILDREN
+    BINOM = 66
+    RANK_TABLE_CELLS = 22         # a rank per set of cells: 2^22 x 4 bytes = 16 MB at most
+
+
+cdef struct TierCtx:
+    OvCtx c
+    int max_discs                 # tiers of at most this many discs are ranked
+    int max_occupied              # min(max_discs, cells): the sizes of sets listed
+    uint64_t *sets                # one-group sets, by size, each size in increasing order
+    int64_t set_start[MAXC + 2]   # sets of k cells: sets[set_start[k] .. set_start[k + 1]]
+    int32_t *set_rank             # boards of at most RANK_TABLE_CELLS cells: each set's rank
+                                  # among the sets of its size, -1 for a set not one group
+                                  # (else NULL: ranked by binary search)
+    int64_t binom[BINOM][BINOM]
+
+
+cdef inline int64_t spreads(const TierCtx *t, int d, int k) noexcept nogil:
+    return t.binom[d - 1][k - 1]
+
+
+cdef inline int64_t tier_size_of(const TierCtx *t, int d, int k) noexcept nogil:
+    """Positions of tier (d, k), 0 for a tier this context does not rank."""
+    if d < 1 or d > t.max_discs or k < 1 or k > d or k > t.c.ncells:
+        return 0
+    return (t.set_start[k + 1] - t.set_start[k]) * spreads(t, d, k) * 2
+
+
+cdef inline int64_t rank_tier(const TierCtx *t, const uint8_t *h, uint64_t occ, int side,
+                              int *tier) noexcept nogil:
+    """(tier, index) of a position; -1 when it is not in the ranked tiers (or not one group)."""
+    cdef int d = 0, k = 0, i, j = 0, s = 0
+    cdef int64_t lo, hi, mid, spread = 0
+    for i in range(t.c.ncells):
+        d += h[i]
+    k = __builtin_popcountll(occ)
+    if d < 1 or d > t.max_discs or k < 1 or k > t.max_occupied:
+        return -1
+    if t.set_rank != NULL:
+        lo = t.set_rank[occ]
+        if lo < 0:
+            return -1
+        lo += t.set_start[k]
+    else:
+        lo = t.set_start[k]
+        hi = t.set_start[k + 1]
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if t.sets[mid] < occ:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo == t.set_start[k + 1] or t.sets[lo] != occ:
+            return -1
+    for i in range(t.c.ncells):
+        if h[i]:
+            j += 1
+            s += h[i]
+            if j < k:
+                spread += t.binom[s - 1][j]
+    tier[0] = d * (t.c.ncells + 1) + k
+    return ((lo - t.set_start[k]) * spreads(t, d, k) + spread) * 2 + side
+
+
+cdef inline int unrank_tier(const TierCtx *t, int tier, int64_t index, uint8_t *h,
+                            uint64_t *occ) noexcept nogil:
+    """Heights and occupancy of position `index` of `tier`; its side to move, -1 out of range."""
+    cdef int d = tier // (t.c.ncells + 1), k = tier % (t.c.ncells + 1), j, x, i, prev
+    cdef int64_t size = tier_size_of(t, d, k), nspread, rest
+    cdef int bars[MAXC]
+    cdef uint64_t mask
+    if size == 0 or index < 0 or index >= size:
+        return -1
+    nspread = spreads(t, d, k)
+    mask = t.sets[t.set_start[k] + (index >> 1) // nspread]
+    rest = (index >> 1) % nspread
+    x = d - 2
+    for j in range(k - 1, 0, -1):
+        while t.binom[x][j] > rest:
+            x -= 1
+        bars[j] = x + 1                 # s_j
+        rest -= t.binom[x][j]
+        x -= 1
+    bars[0] = 0
+    bars[k] = d
+    memset(h, 0, t.c.ncells)
+    j = 0
+    for i in range(t.c.ncells):
+        if (mask >> i) & 1:
+            h[i] = bars[j + 1] - bars[j]
+            j += 1
+    occ[0] = mask
+    return <int>(index & 1)
+
+
+cdef int expand_tier(const void *ctx, int tier, int64_t index, int *child_tier,
+                     int64_t *child_index, uint16_t *final_record) noexcept nogil:
+    cdef const TierCtx *t = <const TierCtx *>ctx
+    cdef uint8_t h[MAXC]
+    cdef uint8_t child[MAXC]
+    cdef Move moves[MAX_MOVES]
+    cdef uint64_t occ = 0, child_occ
+    cdef int side = unrank_tier(t, tier, index, h, &occ), n, i, outcome
+    cdef int64_t at
+    if side < 0:
+        return -1
+    outcome = final_outcome(&t.c, occ, side)
+    if outcome:
+        final_record[0] = REC_MAKE(outcome, 0)
+        return 0
+    n = gen_moves(&t.c, h, occ, moves)
+    if n == 0:                 # never happens (RULES.md); as expand_key: the side to move loses
+        final_record[0] = REC_MAKE(REC_LOSS, 0)
+        return 0
+    for i in range(n):
+        child_occ = apply_move(&t.c, h, occ, moves[i], child)
+        at = rank_tier(t, child, child_occ, side ^ 1, &child_tier[i])
+        if at < 0:
+            return -1
+        child_index[i] = at
+    return n
+
+
+cdef class OverflowTiers:
+    """The endgame tiers of one Overflow board up to `max_discs` discs: tier sizes, ranking, and
+    the GameKernel capsule (`expand`) the tier solver and verifier call."""
+    cdef TierCtx t
+    cdef GameKernel kernel
+    cdef object _sets
+    cdef readonly int ncells, max_discs
+    cdef readonly object set_counts
+    cdef object _ranks
+
+    def __cinit__(self, OverflowKernel board, int max_discs):
+        cdef int i, j, k, n = board.ncells
+        cdef uint64_t mask, low, ripple, limit
+        cdef int64_t at, total = 0
+        cdef uint64_t[::1] sets
+        if not 1 <= max_discs <= min(ENDGAME_MAX_DISCS, n):
+            raise ValueError(f"endgame tiers of 1 to {min(ENDGAME_MAX_DISCS, n)} discs, not {max_discs}")
+        self.t.c = board.ctx
+        self.ncells, self.max_discs = n, max_discs
+        self.t.max_discs = max_discs
+        self.t.max_occupied = min(max_discs, n)
+        memset(self.t.binom, 0, sizeof(self.t.binom))
+        for i in range(BINOM):
+            self.t.binom[i][0] = 1
+            for j in range(1, i + 1):
+                self.t.binom[i][j] = self.t.binom[i - 1][j - 1] + (self.t.binom[i - 1][j] if j < i else 0)
+        for k in range(1, self.t.max_occupied + 1):
+            total += self.t.binom[n][k]
+        if total > (<int64_t>1 << 32):
+            raise ValueError(f"{total:,} sets of occupied cells are too many to list")
+        counts = [0] * (n + 1)
+        # every set of k cells in increasing order (Gosper's hack), kept when one group
+        found = np.zeros(total, dtype=np.uint64)
+        sets = found
+        at = 0
+        limit = (<uint64_t>1) << n if n < 64 else 0
+        self.t.set_start[0] = 0
+        self.t.set_start[1] = 0
+        with nogil:
+            for k in range(1, self.t.max_occupied + 1):
+                self.t.set_start[k] = at
+                mask = ((<uint64_t>1) << k) - 1
+                while True:
+                    if one_group(&self.t.c, mask):
+                        sets[at] = mask
+                        at += 1
+                    if mask == (((<uint64_t>1) << k) - 1) << (n - k):
+                        break
+                    low = mask & (~mask + 1)
+                    ripple = mask + low
+                    mask = ripple | (((mask ^ ripple) >> 2) // low)
+                self.t.set_start[k + 1] = at
+        for k in range(self.t.max_occupied + 2, MAXC + 2):
+            self.t.set_start[k] = at
+        self._sets = found[:at].copy()
+        sets = self._sets
+        self.t.sets = &sets[0] if at else NULL
+        self.set_counts = [0] + [int(self.t.set_start[k + 1] - self.t.set_start[k])
+                                 for k in range(1, n + 1)]
+        cdef int32_t[::1] ranks
+        self.t.set_rank = NULL
+        if n <= RANK_TABLE_CELLS:
+            self._ranks = np.full(1 << n, -1, dtype=np.int32)
+            ranks = self._ranks
+            for k in range(1, self.t.max_occupied + 1):
+                for at in range(self.t.set_start[k], self.t.set_start[k + 1]):
+                    ranks[sets[at]] = <int32_t>(at - self.t.set_start[k])
+            self.t.set_rank = &ranks[0]
+        self.kernel.ctx = &self.t
+        self.kernel.max_children = 8 * self.t.max_occupied
+        self.kernel.expand = expand_tier
+        self.kernel.expand_key = NULL
+        self.kernel.proof_hint = NULL
+        self.kernel.level = NULL
+        self.kernel.level_count = 0
+
+    def capsule(self):
+        return PyCapsule_New(&self.kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)
+
+    def tier_size(self, int tier):
+        """Positions of a tier (0 for a number that names no tier this object ranks)."""
+        if tier < 0:
+            return 0
+        return tier_size_of(&self.t, tier // (self.ncells + 1), tier % (self.ncells + 1))
+
+    cdef void _position_in(self, heights, uint8_t *h, uint64_t *occ) except *:
+        if len(heights) != self.ncells:
+            raise ValueError(f"this board has {self.ncells} cells, not {len(heights)}")
+        occ[0] = 0
+        for i in range(self.ncells):
+            v = heights[i]
+            if not 0 <= v <= 255:
+                raise ValueError(f"a stack of {v} discs cannot occur on this board")
+            h[i] = v
+            if v:
+                occ[0] |= bit(i)
+
+    def rank(self, heights, int side):
+        """(tier, index) of a position (side 0 = Light to move); None where it is not ranked:
+        more discs than max_discs, or the stacks not one group."""
+        cdef uint8_t h[MAXC]
+        cdef uint64_t occ
+        cdef int tier = 0
+        cdef int64_t index
+        if side not in (0, 1):
+            raise ValueError(f"side to move 0 or 1, not {side}")
+        self._position_in(heights, h, &occ)
+        index = rank_tier(&self.t, h, occ, side, &tier)
+        return None if index < 0 else (tier, index)
+
+    def unrank(self, int tier, int64_t index):
+        """(heights, side) of position `index` of `tier`."""
+        cdef uint8_t h[MAXC]
+        cdef uint64_t occ
+        cdef int side = unrank_tier(&self.t, tier, index, h, &occ)
+        if side < 0:
+            raise ValueError(f"no position {index} in tier {tier}")
+        return tuple(h[j] for j in range(self.ncells)), side
+
+    def unrank_range(self, int tier, int64_t start, int64_t stop):
+        """(heights as a (stop - start, cells) uint8 array, sides as a uint8 array)."""
+        cdef uint64_t occ
+        cdef int64_t i
+        cdef int side
+        if not 0 <= start <= stop <= self.tier_size(tier):
+            raise ValueError(f"range {start}..{stop} is outside tier {tier}")
+        heights = np.zeros((stop - start, self.ncells), dtype=np.uint8)
+        sides = np.zeros(stop - start, dtype=np.uint8)
+        cdef uint8_t[:, ::1] hv = heights
+        cdef uint8_t[::1] sv = sides
+        cdef uint8_t h[MAXC]
+        for i in range(start, stop):
+            side = unrank_tier(&self.t, tier, i, h, &occ)
+            memcpy(&hv[i - start, 0], h, self.ncells)
+            sv[i - start] = side
+        return heights, sides
+
+    def children(self, int tier, int64_t index):
+        """Solver view: [(tier, index)] of the children, or the final record."""
+        cdef int ct[MAX_MOVES]
+        cdef int64_t ci[MAX_MOVES]
+        cdef uint16_t rec = 0
+        n = expand_tier(&self.t, tier, index, ct, ci, &rec)
+        if n < 0:
+            raise ValueError(f"no position {index} in tier {tier}")
+        if n == 0:
+            return rec
+        return [(ct[i], ci[i]) for i in range(n)]
+
+
+# --- endgame tables at the leaves of the proof search -------------------------------------------
+# A GameKernel over packed positions like the board's, except that a position an endgame table
+# holds (at most its discs, a record of a win or a loss) is final, with the table's value: the
+# proof search ends a line there, its hints say so of every child the table holds, and a proof
+# checked with the same capsule (and the same table) ends its lines there too.
+
+cdef struct LeafCtx:
+    const OvCtx *c
+    const TierCtx *t
+    uint16_t **tables             # records by tier number, NULL where the table holds none
+    int64_t *lengths
+    int ntables
+    int max_discs
+
+
+cdef inline int leaf_record(const LeafCtx *lc, const uint8_t *h, uint64_t occ, int side,
+                            uint16_t *record) noexcept nogil:
+    """1 with the table's record of a position it holds (a win or a loss), else 0."""
+    cdef int i, discs = 0, tier = 0
+    cdef int64_t index
+    cdef uint16_t r
+    for i in range(lc.c.ncells):
+        discs += h[i]
+    if discs > lc.max_discs:
+        return 0
+    index = rank_tier(lc.t, h, occ, side, &tier)
+    if index < 0 or tier >= lc.ntables or lc.tables[tier] == NULL or index >= lc.lengths[tier]:
+        return 0
+    r = lc.tables[tier][index]
+    if REC_OUTCOME(r) != REC_WIN and REC_OUTCOME(r) != REC_LOSS:
+        return 0
+    record[0] = r
+    return 1
+
+
+cdef inline int leaf_of_key(const LeafCtx *lc, uint64_t key, uint16_t *record) noexcept nogil:
+    cdef uint8_t h[MAXC]
+    cdef int side = unpack(lc.c, key, h)
+    if side < 0:
+        return 0
+    return leaf_record(lc, h, occupancy(lc.c, h), side, record)
+
+
+cdef int leaf_expand_key(const void *ctx, uint64_t key, uint64_t *child_key, uint32_t *child_hint,
+                         uint16_t *final_record) noexcept nogil:
+    cdef const LeafCtx *lc = <const LeafCtx *>ctx
+    cdef uint16_t record = 0
+    cdef int n, i
+    if leaf_of_key(lc, key, &record):
+        final_record[0] = REC_MAKE(REC_OUTCOME(record), 0)
+        return 0
+    n = expand_key(lc.c, key, child_key, child_hint, final_record)
+    if child_hint != NULL:
+        for i in range(n):
+            if leaf_of_key(lc, child_key[i], &record):
+                child_hint[2 * i] = 0 if REC_OUTCOME(record) == REC_WIN else PROOF_INF
+                child_hint[2 * i + 1] = PROOF_INF if REC_OUTCOME(record) == REC_WIN else 0
+    return n
+
+
+cdef int leaf_proof_hint(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
+    cdef const LeafCtx *lc = <const LeafCtx *>ctx
+    cdef uint16_t record = 0
+    if leaf_of_key(lc, key, &record):
+        phi[0] = 0 if REC_OUTCOME(record) == REC_WIN else PROOF_INF
+        delta[0] = PROOF_INF if REC_OUTCOME(record) == REC_WIN else 0
+        return 1
+    return proof_hint(lc.c, key, phi, delta)
+
+
+cdef class TableLeaves:
+    """The board's packed-position kernel with an endgame table's positions as final ones
+    (`capsule()`): `records` maps each tier of the table to its records (uint16, of the tier's
+    size, as the table's reader checked them); positions of at most `max_discs` discs are
+    looked up."""
+    cdef LeafCtx lc
+    cdef GameKernel kernel
+    cdef OverflowKernel board
+    cdef OverflowTiers tiers
+    cdef object arrays
+    cdef uint16_t **tables
+    cdef int64_t *lengths
+
+    def __cinit__(self, OverflowKernel board, OverflowTiers tiers, dict records, int max_discs):
+        cdef cnp.uint16_t[::1] view
+        cdef int ntables = (tiers.max_discs + 1) * (tiers.ncells + 1)
+        if not board.keyable:
+            raise ValueError("positions of this board do not pack into 64 bits")
+        if tiers.ncells != board.ncells:
+            raise ValueError("the endgame tiers are of another board")
+        if not 0 <= max_discs <= tiers.max_discs:
+            raise ValueError(f"leaves of at most {max_discs} discs: the tiers rank at most {tiers.max_discs}")
+        self.tables = <uint16_t **>calloc(ntables, sizeof(uint16_t *))
+        self.lengths = <int64_t *>calloc(ntables, sizeof(int64_t))
+        if self.tables == NULL or self.lengths == NULL:
+            raise MemoryError()
+        self.board, self.tiers, self.arrays = board, tiers, []
+        for tier, array in records.items():
+            if not 0 <= tier < ntables:
+                raise ValueError(f"no tier {tier} on this board")
+            if not (isinstance(array, np.ndarray) and array.dtype == np.uint16 and array.ndim == 1):
+                raise ValueError(f"the records of tier {tier} are not a uint16 array")
+            if array.shape[0] != tiers.tier_size(tier):
+                raise ValueError(f"tier {tier} holds {tiers.tier_size(tier)} positions, not {array.shape[0]}")
+            array = np.ascontiguousarray(array)
+            self.arrays.append(array)
+            if array.shape[0]:
+                view = array
+                self.tables[tier] = <uint16_t *>&view[0]
+                self.lengths[tier] = array.shape[0]
+        self.lc.c = &board.ctx
+        self.lc.t = &tiers.t
+        self.lc.tables = self.tables
+        self.lc.lengths = self.lengths
+        self.lc.ntables = ntables
+        self.lc.max_discs = max_discs
+        self.kernel = board.kernel
+        self.kernel.ctx = &self.lc
+        self.kernel.expand_key = leaf_expand_key
+        self.kernel.proof_hint = leaf_proof_hint
+        self.kernel.expand = NULL
+
+    def __dealloc__(self):
+        free(self.tables)
+        free(self.lengths)
+
+    def capsule(self):
+        return PyCapsule_New(&self.kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)
+
+    def leaf(self, uint64_t key):
+        """The table's record of a packed position it holds, else None."""
+        cdef uint16_t record = 0
+        return record if leaf_of_key(&self.lc, key, &record) else None
+
+    def children(self, uint64_t key):
+        """Canonical keys of the children, or the final record (a table's position: its value)."""
+        cdef uint64_t out[MAX_MOVES]
+        cdef uint16_t rec = 0
+        n = leaf_expand_key(&self.lc, key, out, NULL, &rec)
         if n < 0:
             raise ValueError(f"{key:#x} is not a packed position of this board")
         if n == 0:

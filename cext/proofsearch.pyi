@@ -28,6 +28,11 @@ class Prover:
     @property
     def replaced(self) -> int:
         """Entries pushed out of a full bucket so far."""
+    def count_depths(self) -> None:
+        """From now on, count the positions the search expands at each depth."""
+    def depths(self) -> npt.NDArray[np.int64] | None:
+        """Positions expanded at each depth (0: the root) since count_depths(); None when not
+        counted."""
     def numbers(self, key: int) -> tuple[int, int]:
         """(phi, delta) of `key` as the search reads a child: the table's, else the hint's."""
     def final_value(self, key: int) -> str | None:

@@ -114,6 +114,7 @@ cdef struct Search:
     int parallel
     int finished            # a thread proved the root: the others stop
     uint8_t *busy           # 1 << BUSY_BITS counters, by key; a shared slot only misleads the choice
+    int64_t *depth_counts   # positions expanded by the search at each depth (NULL: not counted)
 
 
 cdef struct Worker:
@@ -310,6 +311,8 @@ cdef int mid(Worker *w, uint64_t key, uint32_t th_phi, uint32_t th_delta, int de
     cdelta = cphi + MAX_CHILDREN
     hint = cdelta + MAX_CHILDREN
     n = expand(w, key, child, hint, &phi, &delta)
+    if s.depth_counts != NULL:
+        count_add(&s.depth_counts[depth], 1)
     if n <= 0:
         if n == 0:
             store(s, key, phi, delta, 1)
@@ -536,6 +539,24 @@ cdef class Prover:
     def __dealloc__(self):
         big_table_free(self.s.table, self.s.buckets * BUCKET * sizeof(Entry))
         free(self.s.busy)
+        free(self.s.depth_counts)
+
+    def count_depths(self):
+        """From now on, count the positions the search expands at each depth (for a bench of
+        where a search spends its work: `depths()`)."""
+        if self.s.depth_counts == NULL:
+            self.s.depth_counts = <int64_t *>calloc(MAX_DEPTH, sizeof(int64_t))
+            if self.s.depth_counts == NULL:
+                raise MemoryError("out of memory for the depth counts")
+
+    def depths(self):
+        """Positions expanded at each depth (0: the root) since count_depths(), trailing zeros
+        cut; None when they are not counted."""
+        if self.s.depth_counts == NULL:
+            return None
+        counts = np.array(<int64_t[:MAX_DEPTH]>self.s.depth_counts, dtype=np.int64)
+        used = np.flatnonzero(counts)
+        return counts[:used[used.size - 1] + 1] if used.size else counts[:0]
 
     cdef Worker worker(self):
         cdef Worker w

@@ -44,7 +44,7 @@ WINLOSS_LAYOUT = {"unsolved": REC_UNSOLVED, "loss": REC_LOSS, "draw": REC_DRAW, 
                   "outcome_bits": REC_OUTCOME_BITS, "max_remoteness": REC_MAX_REMOTENESS}
 
 cdef enum:
-    MAX_CHILDREN = 64
+    MAX_CHILDREN = 256      # Overflow endgame tiers: 8 directions x up to 32 stacks
     MAX_DEPTH = 1 << 16
     ERR_RANGE = 1          # the game refused an index it should hold
     ERR_MISSING_TIER = 2   # a child in a tier that is not loaded (or above the current one)

@@ -283,9 +283,11 @@ def solve(
                                  "memory, disk, time) and write nothing."),
     allow_large: bool = typer.Option(False, "--allow-large", help="Start a solve even when its "
                                      "estimate is over this machine's memory or disk, or a day."),
-    max_stones: Optional[int] = typer.Option(None, "--max-stones", **WHOLE, help="An endgame "
-                                             "table: only the positions with at most this many "
-                                             "stones (discs, seeds) on the board (tiered games)."),
+    max_stones: Optional[int] = typer.Option(None, "--max-stones", "--max-discs", **WHOLE,
+                                             help="An endgame table: only the positions with at "
+                                             "most this many stones (discs, seeds) on the board. "
+                                             "Overflow: every position of at most this many discs, "
+                                             "whatever the start, tier by tier."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     workers: Optional[int] = typer.Option(None, "--workers", **WHOLE, help="Solve on a local Dask "
                                           "cluster of this many worker processes (needs "
@@ -304,8 +306,9 @@ def solve(
     Diffusion: every position, tier by tier (stones on the board); a second solve of a finished
     table does nothing, an unfinished one resumes after its last finished tier.  Overflow: every
     position reachable from the start, by a search with a transposition table (a killed search
-    starts over).  Zig Zag: every position, tier by tier (seeds on the board, last capturer),
-    values are margins.
+    starts over); with --max-discs D, an endgame table of every position of at most D discs,
+    whatever the start, tier by tier (discs, occupied cells).  Zig Zag: every position, tier by
+    tier (seeds on the board, last capturer), values are margins.
 
     Before it starts, solve prints an estimate (positions, peak memory, table size, time, from
     rates measured on a 2-core machine) on stderr, and refuses a solve that does not fit this
@@ -318,6 +321,7 @@ def solve(
       sowsolve solve zigzag --cols 4 --stones 2
       sowsolve solve zigzag --dry-run
       sowsolve solve zigzag --max-stones 8
+      sowsolve solve overflow --size 4x5 --max-discs 8
       sowsolve solve diffusion --cols 4 --workers 2
 
     On a cluster (--workers, --scheduler, --scheduler-file) each task runs --threads kernel
@@ -331,12 +335,13 @@ def solve(
         task_threads = check_threads(threads or 1) if on_cluster else None
         threads = check_threads(None if on_cluster else threads)
         check_max_positions(max_positions)
-        g = make_game(game, **board)
-        g.solver.prepare(g)               # a board its kernel cannot take fails here
         if max_stones is not None and max_stones < 0:
             raise BadParameters(f"--max-stones must be 0 or more, not {max_stones}")
+        g = make_game(game, endgame=max_stones is not None, **board)
+        g.solver.prepare(g)               # a board its kernel cannot take fails here
         order = layout_of(g).new_tiers(g, max_stones)    # an endgame limit the game cannot take
-        if max_stones is not None and len(order) == len(list(g.tiers())):
+        if (max_stones is not None and len(order) == len(list(g.tiers()))
+                and GAMES[g.name].endgame is None):
             raise BadParameters(f"--max-stones {max_stones} keeps every position of "
                                 f"{g.describe()}: leave it out for the whole table")
         path = table or default_table_path(g, max_stones=max_stones)
@@ -353,6 +358,9 @@ def solve(
         elif dry_run:
             typer.echo(f"{path} is finished: solve would do nothing")
             return
+        if on_cluster and GAMES[g.name].endgame is not None and max_stones is not None:
+            raise BadParameters(f"endgame tables of {g.describe()} are solved in one process: "
+                                f"leave out --workers, --scheduler and --scheduler-file")
         if on_cluster and not g.solver.spreads:
             raise BadParameters(f"{g.describe()} is solved by a search from the start, in one "
                                 f"process: it cannot be solved on a cluster")
@@ -664,6 +672,9 @@ def check(
                                         "`sowsolve prove --proof`): replayed whole with the "
                                         "compiled move generator, a sample with the reference "
                                         "rules."),
+    tables: Optional[str] = typer.Option(None, "--tables", metavar="DIR", help="With --proof: "
+                                         "where the endgame table a proof cites is (left out, "
+                                         "the tables directory; else beside the proof)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):
     """Self-check: a game against its rules (the checks its solver declares: the kernel's moves
@@ -696,11 +707,14 @@ def check(
         if not 1 <= samples <= MAX_SEARCH:
             raise BadParameters(f"--samples must be from 1 to {MAX_SEARCH:,}, not {str(samples)[:20]}")
         if proof is not None:
-            report = proofs.verify_file(proof, tier_bar, samples, seed, full)
+            report = proofs.verify_file(proof, tier_bar, samples, seed, full,
+                                        leaves_for=proof_leaves(proof, tables))
             show(report, as_json, render.proof_check_text)
             if report["failures"]:
                 fail(f"{proof} does not prove its claim: {report['failures'][0]}", 1)
             return
+        if tables is not None:
+            raise BadParameters("--tables names where a proof's endgame table is: it goes with --proof")
         if table is None and not stored and game is None:
             raise BadParameters("name a GAME to check its contract, or a table to check (--table "
                                 "PATH, or --stored for the table of GAME in the tables directory)")
@@ -779,6 +793,10 @@ def prove(
                                             "expanding this many positions (exit 1)."),
     threads: Optional[int] = typer.Option(None, "--threads", **WHOLE, help="Search threads, "
                                           "sharing one table; left out or 0, every core."),
+    tables: Optional[str] = typer.Option(None, "--tables", metavar="DIR", help="End a line at a "
+                                         "position the board's endgame table in DIR holds (the "
+                                         "one of most discs, from `solve --max-discs`); left "
+                                         "out, the tables directory's, if it has one."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ):
     """Prove the value (win or loss for the side to move) of a position by df-pn proof-number
@@ -791,6 +809,11 @@ def prove(
       sowsolve prove overflow --size 4x4
       sowsolve prove overflow --size 3x4 --proof 3x4.proof
       sowsolve check --proof 3x4.proof
+      sowsolve prove overflow --size 4x5 --tables DIR
+
+    With an endgame table of the board (`sowsolve solve overflow --max-discs D`), a line ends
+    where the table holds the position, with the table's value; the proof cites the table by
+    the checksum of its records, and `check --proof` needs the same table.
     """
     with clear_errors():
         size = parse_memory(memory)
@@ -807,8 +830,10 @@ def prove(
                 proofs.check_output(output, option)
         if proof is not None and checkpoint is not None and os.path.realpath(proof) == os.path.realpath(checkpoint):
             raise BadParameters("--proof and --checkpoint name the same file")
+        leaves = endgame_leaves(g, tables, required=tables is not None)
         with stop_on_terminate():
-            result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint, threads=threads)
+            result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint,
+                                          threads=threads, leaves=leaves)
             if result is not None and proof is not None and not result.winner_choices:
                 choices = proofs.extract(prover, g.key(pos)[1], result.value, max_nodes)
                 if choices is None:         # writing the proof would take more than --max-nodes
@@ -829,11 +854,69 @@ def prove(
                   "table_entries": result.table_entries, "table_bytes": result.table_bytes,
                   "entries_replaced": result.replaced,
                   "note": "remoteness is no part of a proof: the moves proved win, not necessarily fastest"}
+        if leaves is not None:
+            report["tables"] = leaves.citation
         if proof is not None:
             choices = result.winner_choices
             report["proof"] = {"file": proof, "winner_positions": len(choices),
-                               "bytes": proofs.write_proof(proof, g, pos, result.value, choices)}
+                               "bytes": proofs.write_proof(proof, g, pos, result.value, choices,
+                                                           None if leaves is None else leaves.citation)}
         show(report, as_json, render.prove_text)
+
+
+def endgame_leaves(game, directory: str | None, required: bool = False):
+    """The proof search's leaves from the board's endgame table of most discs in `directory`
+    (None: the tables directory); None where it holds none (TableMissing when `required`)."""
+    if getattr(GAMES.get(game.name), "endgame", None) is None:
+        if required:
+            raise BadParameters(f"{game.describe()} takes no endgame tables at the leaves of a proof")
+        return None
+    folder = directory if directory is not None else locate.tables_directory()
+    if directory is not None and not os.path.isdir(directory):
+        raise BadParameters(f"--tables {locate.short(directory, 60)} is not a directory")
+    found = []
+    for path in locate.tables_of_board(game, folder):
+        with open_table(path) as t:
+            if t.meta.get("max_stones") is not None:
+                found.append((t.meta["max_stones"], path))
+    if not found:
+        if required:
+            raise TableMissing(f"no endgame table of {game.describe()} in {locate.short(folder, 60)}; "
+                               f"make one with `{locate.solve_command(game)} --max-discs 8`")
+        return None
+    return _leaves_of(game, max(found)[1])
+
+
+def _leaves_of(game, path: str):
+    with open_table(path) as t:
+        records = {int(tier): t.tier_records(tier) for tier in t.tiers}
+        return proofs.table_leaves(game, t.game, records, int(t.meta["max_stones"]), path)
+
+
+def proof_leaves(proof: str, directory: str | None):
+    """For check --proof: the endgame table a proof cites, looked for by its file name in
+    `directory` (None: the tables directory) and beside the proof, refused unless its records
+    are the ones the proof cites."""
+    def leaves_for(found):
+        name = found.tables["file"]
+        folders = [directory if directory is not None else locate.tables_directory(),
+                   os.path.dirname(os.path.abspath(proof))]
+        for folder in folders:
+            path = os.path.join(folder, name)
+            if os.path.isfile(path):
+                break
+        else:
+            raise proofs.ProofFails(f"the endgame table {name} its lines end in is not in "
+                                    f"{locate.short(folders[0], 60)} nor beside the proof")
+        try:
+            leaves = _leaves_of(found.game, path)
+        except (TableError, BadParameters) as exc:
+            raise proofs.ProofFails(f"the endgame table {name} it cites cannot be read: {exc}") from None
+        if leaves.citation != found.tables:
+            raise proofs.ProofFails(f"{name} is not the endgame table the proof cites (its records' "
+                                    f"checksum or limit of discs differs)")
+        return leaves
+    return leaves_for
 
 
 def main() -> None:

@@ -9,8 +9,9 @@ from ..solver import games as registry
 from ..solver.contract import Game
 from ..solver.errors import BadParameters, BadPosition, quote
 from ..tables.format import TableMissing
+from ..tables.layout import layout_of
 from ..tables.directory import (DEFAULT_DIRECTORY, SIDECARS, game_and_board, public, readable,  # noqa: F401
-                                scan, tables_directory)
+                                scan, tables_directory, tables_of_board)
 
 def short(text: str, limit: int = 40) -> str:
     """Bad input quoted by its prefix only, with its length when it is longer."""
@@ -120,13 +121,25 @@ def table_for_position(text: str, directory: str | None = None) -> str:
     directory = directory or tables_directory()
     check_directory(directory)
     tables = readable(scan(directory))
-    fits = []
+    fits, beyond = [], []
     for entry in tables:
+        game = entry["_game"]
         try:
-            entry["_game"].check_position(entry["_game"].parse_position(text))
+            position = game.parse_position(text)
+            game.check_position(position)
+            if entry.get("_max_stones") is not None and game.tier_stones(
+                    layout_of(game).address(game, position)[0]) > entry["_max_stones"]:
+                beyond.append(entry)    # that endgame table says so, if no table holds it
+                continue
         except BadPosition:
             continue
         fits.append(entry)
+    if not fits and beyond:
+        return max(beyond, key=lambda e: e["_max_stones"])["path"]
+    whole = [e for e in fits if e.get("_max_stones") is None]
+    if len(whole) == 1 and all(e["game"] == whole[0]["game"] and e["parameters"] == whole[0]["parameters"]
+                               for e in fits):
+        fits = whole                # a board's whole table before its endgame tables
     finished = [e for e in fits if e["finished"]]
     if len(fits) == 1 or len(finished) == 1:
         return (finished or fits)[0]["path"]

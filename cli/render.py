@@ -197,6 +197,9 @@ def prove_text(r: dict) -> str:
                  f"({plural(r['threads'], 'thread', 'threads')}), a table of "
                  f"{r['table_entries']:,} entries ({size_short(r['table_bytes'])}, "
                  f"{r['entries_replaced']:,} replaced)")
+    if "tables" in r:
+        lines.append(f"leaves     the endgame table {r['tables']['file']} (at most "
+                     f"{r['tables']['max_discs']} discs)")
     if "proof" in r:
         lines.append(f"proof      {r['proof']['file']}: {r['proof']['winner_positions']:,} positions of "
                      f"the winner's, {size_short(r['proof']['bytes'])}")
@@ -211,8 +214,10 @@ def proof_check_text(r: dict) -> str:
         also = "" if r["method"] == "reference rules" else \
             (f", {plural(r['reference_positions'], 'position', 'positions')} of it again with the "
              f"reference rules (sample drawn with seed {r['seed']})")
+        leaves = "" if "tables" not in r else \
+            f"; its lines end in the endgame table {r['tables']['file']}, whose records match its checksum"
         return (f"{head}; {plural(r['positions_verified'], 'position', 'positions')} replayed with "
-                f"the {r['method']}{also}\nOK")
+                f"the {r['method']}{also}{leaves}\nOK")
     return "\n".join([f"checked the proof {r['file']}", "FAILED: " + r["failures"][0]])
 
 

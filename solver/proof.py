@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import random
+import re
+import struct
 import time
 import zipfile
 import zlib
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import zstandard
@@ -117,39 +121,84 @@ def memory_entries(memory: int) -> int:
     return entries
 
 
-def prover_for(game: Game, position, entries: int):
-    """A df-pn search from `position` (its canonical packed position) with `entries` entries."""
+@dataclass(frozen=True)
+class Leaves:
+    """An endgame table at the leaves of the proof search: a position it holds ends a line with
+    the table's value.  `kernel` offers the capsule (the game's packed positions, the table's
+    positions final); `citation` is what a proof records of the table: its file name, its limit
+    of discs and the SHA-256 of its records (`records_digest`)."""
+    kernel: object
+    citation: dict
+
+    @property
+    def max_discs(self) -> int:
+        return self.citation["max_discs"]
+
+
+def records_digest(records: dict[int, np.ndarray]) -> str:
+    """SHA-256 of a table's records, tier by tier in order (each tier's number, then its
+    records as little-endian 16-bit words): what a proof cites a table by."""
+    digest = hashlib.sha256()
+    for tier in sorted(records):
+        digest.update(struct.pack("<I", int(tier)))
+        digest.update(np.ascontiguousarray(records[tier], dtype="<u2").tobytes())
+    return digest.hexdigest()
+
+
+def table_leaves(game: Game, endgame: Game, records: dict[int, np.ndarray], max_discs: int,
+                 file: str) -> Leaves:
+    """Leaves from an endgame table of `game`'s board (`endgame`: the table's game; `records`:
+    each tier's records as the table's reader checked them)."""
+    if endgame.name != game.name or endgame.parameters() != game.parameters():
+        raise BadParameters(f"the endgame table {quote(file, 60)} is of {endgame.describe()}, "
+                            f"not {game.describe()}")
+    board = getattr(game, "board_kernel", None)
+    if board is None:
+        raise BadParameters(f"{game.describe()} takes no endgame tables at the leaves of its proofs")
+    kernel = compiled(game.name).TableLeaves(board(), endgame.kernel(), records, max_discs)
+    return Leaves(kernel, {"file": os.path.basename(file), "max_discs": int(max_discs),
+                           "checksum": records_digest(records)})
+
+
+def prover_for(game: Game, position, entries: int, leaves: Leaves | None = None):
+    """A df-pn search from `position` (its canonical packed position) with `entries` entries,
+    ending its lines where `leaves` (an endgame table) holds the position."""
     kernel = game.kernel()
     if not getattr(kernel, "keyable", False):
         raise BadParameters(f"positions of {game.describe()} do not pack into 64 bits: no proof search")
     _, root = game.key(position)
-    return compiled("proofsearch").Prover(kernel.capsule(), root, entries)
+    capsule = kernel.capsule() if leaves is None else leaves.kernel.capsule()
+    return compiled("proofsearch").Prover(capsule, root, entries)
 
 
 def prove(game: Game, position, memory: int, progress: Progress = no_progress,
           max_nodes: int | None = None, checkpoint: str | None = None,
-          checkpoint_seconds: float = CHECKPOINT_SECONDS, threads: int = 1) -> tuple[Proved | None, object]:
+          checkpoint_seconds: float = CHECKPOINT_SECONDS, threads: int = 1,
+          leaves: Leaves | None = None) -> tuple[Proved | None, object]:
     """Search until the position is proved (or `max_nodes` expansions are spent: None).  Ctrl-C
     stops it (KeyboardInterrupt).  With `checkpoint`, the search starts from that file when it
     holds a search of the same position and writes it every `checkpoint_seconds` (and when
     stopped), so a run killed at any moment loses at most that much work; a second search of
     the same checkpoint meanwhile is refused (CheckpointInUse, checkpoint_lock).  Returns the result
     and the prover (for `extract`).  With threads > 1 the threads share the table, and the
-    positions expanded vary from run to run with their timing."""
+    positions expanded vary from run to run with their timing.  With `leaves`, a position the
+    endgame table holds ends a line with the table's value (a checkpoint then names the table)."""
     entries = memory_entries(memory)
     with contextlib.ExitStack() as held:
         if checkpoint is not None:
             held.enter_context(checkpoint_lock(checkpoint))
         return _prove(game, position, entries, progress, max_nodes, checkpoint,
-                      checkpoint_seconds, threads)
+                      checkpoint_seconds, threads, leaves)
 
 
 def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: int | None,
-           checkpoint: str | None, checkpoint_seconds: float, threads: int):
-    prover = prover_for(game, position, entries)
+           checkpoint: str | None, checkpoint_seconds: float, threads: int,
+           leaves: Leaves | None = None):
+    prover = prover_for(game, position, entries, leaves)
     restored = checkpoint is not None and os.path.exists(checkpoint)
+    cited = None if leaves is None else leaves.citation
     if restored:
-        restore_checkpoint(checkpoint, game, position, prover)
+        restore_checkpoint(checkpoint, game, position, prover, cited)
     started = last_saved = time.perf_counter()
     interval = checkpoint_seconds
     with progress(max_nodes, "positions expanded") as bar:
@@ -159,17 +208,17 @@ def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: in
                 budget = SLICE_NODES if max_nodes is None else min(SLICE_NODES, max_nodes - prover.nodes)
                 if budget <= 0:
                     if checkpoint is not None:
-                        save_checkpoint(checkpoint, game, position, prover)
+                        save_checkpoint(checkpoint, game, position, prover, cited)
                     return None, prover
                 try:
                     run_stoppable(lambda words: prover.run(budget, words, threads))
                 except BaseException as stop:
                     if checkpoint is not None and not isinstance(stop, Exception):
-                        save_checkpoint(checkpoint, game, position, prover)    # Ctrl-C, TERM
+                        save_checkpoint(checkpoint, game, position, prover, cited)    # Ctrl-C, TERM
                     raise
                 if checkpoint is not None and time.perf_counter() - last_saved >= interval:
                     began = time.perf_counter()
-                    save_checkpoint(checkpoint, game, position, prover)
+                    save_checkpoint(checkpoint, game, position, prover, cited)
                     last_saved = time.perf_counter()
                     # a large table takes a while to write: keep saving under a tenth of the run
                     interval = max(checkpoint_seconds, SAVE_SHARE * (last_saved - began))
@@ -265,9 +314,12 @@ def checkpoint_lock(checkpoint: str):
         os.close(fd)
 
 
-def _identity(game: Game, position) -> str:
+def _identity(game: Game, position, tables: dict | None = None) -> str:
+    """What a checkpoint is a search of: game, board, position and the endgame table at its
+    leaves (none: the key is left out, as checkpoints without tables always wrote it)."""
+    cited = {} if tables is None else {"tables": tables}
     return json.dumps({"game": game.name, "parameters": game.parameters(),
-                       "position": game.format_position(position)}, sort_keys=True)
+                       "position": game.format_position(position), **cited}, sort_keys=True)
 
 
 #: slots of the table a checkpoint reads or writes at a time: what a save or a restore adds to
@@ -283,7 +335,7 @@ def _npy_member(archive: zipfile.ZipFile, name: str, array: np.ndarray) -> None:
         np.lib.format.write_array(member, array, allow_pickle=False)
 
 
-def save_checkpoint(path: str, game: Game, position, prover) -> None:
+def save_checkpoint(path: str, game: Game, position, prover, tables: dict | None = None) -> None:
     """The search's table entries in use, written whole (write_whole) as a numpy .npz archive
     of the arrays keys, phi, delta, work (one element per entry), nodes and identity.  Each
     array is written a slice of the table at a time, so saving a full table of 8 GB does not
@@ -311,7 +363,7 @@ def save_checkpoint(path: str, game: Game, position, prover) -> None:
                     if written != used:
                         raise RuntimeError("the search's table changed while it was saved")
             _npy_member(archive, "nodes", np.array([prover.nodes], dtype=np.int64))
-            _npy_member(archive, "identity", np.frombuffer(_identity(game, position).encode(), dtype=np.uint8))
+            _npy_member(archive, "identity", np.frombuffer(_identity(game, position, tables).encode(), dtype=np.uint8))
     write_whole(path, write)
 
 
@@ -350,7 +402,7 @@ def _npy_header(member, what: str) -> tuple[tuple, np.dtype]:
     return shape, dtype
 
 
-def restore_checkpoint(path: str, game: Game, position, prover) -> None:
+def restore_checkpoint(path: str, game: Game, position, prover, tables: dict | None = None) -> None:
     """Refill the search from a checkpoint of the same position (checked; never unpickled),
     a slice at a time."""
     what = f"--checkpoint {quote(path, 60)}"
@@ -371,7 +423,7 @@ def restore_checkpoint(path: str, game: Game, position, prover) -> None:
                         raise BadProof(f"{what} is not a checkpoint of the proof search")
                     small[name] = np.frombuffer(data, dtype=dtype)
             identity, nodes = small["identity"], small["nodes"]
-            if identity.tobytes().decode("utf-8", "replace") != _identity(game, position):
+            if identity.tobytes().decode("utf-8", "replace") != _identity(game, position, tables):
                 raise BadProof(f"{what} is a checkpoint of another board or position")
             if nodes.shape != (1,) or not 0 <= int(nodes[0]) < (1 << 50):
                 raise BadProof(f"{what} is not a checkpoint of the proof search")
@@ -443,8 +495,10 @@ def _temporary(target: str) -> str:
     return os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{os.getpid()}.tmp")
 
 
-def write_proof(path: str, game: Game, position, value: str, choices: Choices) -> int:
-    """Write a proof file whole or not at all (write_whole); its size."""
+def write_proof(path: str, game: Game, position, value: str, choices: Choices,
+                tables: dict | None = None) -> int:
+    """Write a proof file whole or not at all (write_whole); its size.  `tables`: the citation
+    of the endgame table whose positions end its lines (Leaves.citation)."""
     keys = choices.keys.astype("<u8")
     chosen = choices.chosen.astype("<u8")
     payload = zstandard.ZstdCompressor(level=9, write_checksum=True).compress(
@@ -453,6 +507,8 @@ def write_proof(path: str, game: Game, position, value: str, choices: Choices) -
               "parameters": game.parameters(), "position": game.format_position(position),
               "value": value, "winner_positions": int(keys.size),
               "payload_crc32": zlib.crc32(payload)}
+    if tables is not None:
+        header["tables"] = dict(tables)
     data = json.dumps(header, sort_keys=True).encode() + b"\n" + payload
     write_whole(path, lambda out: out.write(data))
     return len(data)
@@ -465,6 +521,22 @@ class ProofFile:
     value: str
     keys: np.ndarray                 # sorted canonical packed positions of the winner's
     chosen: np.ndarray               # the child chosen at each
+    tables: dict | None = None       # the endgame table its lines may end in (file, max_discs,
+                                     # checksum), checked for form only
+    leaves: Leaves | None = None     # that table, found and matched by the caller
+
+
+def _citation(path: str, cited) -> dict | None:
+    """A proof header's citation of an endgame table, its form checked."""
+    if cited is None:
+        return None
+    if (not isinstance(cited, dict) or set(cited) != {"file", "max_discs", "checksum"}
+            or not isinstance(cited["file"], str) or not re.fullmatch(r"[\w.+-]{1,200}", cited["file"])
+            or type(cited["max_discs"]) is not int or not 1 <= cited["max_discs"] <= 64
+            or not isinstance(cited["checksum"], str)
+            or not re.fullmatch(r"[0-9a-f]{64}", cited["checksum"])):
+        raise BadProof(f"{path}: its citation of an endgame table is not valid")
+    return dict(cited)
 
 
 def read_proof(path: str) -> ProofFile:
@@ -528,7 +600,7 @@ def read_proof(path: str) -> ProofFile:
     keys, chosen = words[:count].astype(np.uint64), words[count:].astype(np.uint64)
     if count > 1 and not bool(np.all(keys[1:] > keys[:-1])):
         raise DamagedProof(f"{path}: its positions are not in order")
-    return ProofFile(game, position, header["value"], keys, chosen)
+    return ProofFile(game, position, header["value"], keys, chosen, _citation(path, header.get("tables")))
 
 
 def verify_proof(proof: ProofFile, progress: Progress = no_progress, samples: int = 1000,
@@ -541,13 +613,20 @@ def verify_proof(proof: ProofFile, progress: Progress = no_progress, samples: in
     fault."""
     game = proof.game
     if full:
+        if proof.tables is not None:
+            raise BadParameters("--full replays a proof with the reference rules alone; a proof "
+                                "whose lines end in an endgame table is checked with the table")
         checked = replay_with_reference_rules(proof, progress)
         return _verified(proof, checked, "reference rules", checked)
     _, root = game.key(proof.position)
+    if proof.tables is not None and (proof.leaves is None or proof.leaves.citation != proof.tables):
+        raise ProofFails(f"the proof's lines end in the endgame table {quote(proof.tables['file'], 60)}, "
+                         f"which was not found")
+    capsule = game.kernel().capsule() if proof.tables is None else proof.leaves.kernel.capsule()
     with progress(None, "positions verified") as bar:
         with observing(bar_advancer(bar)):
             checked, code, failed, reached = run_stoppable(lambda words: compiled("proofcheck").check_proof(
-                game.kernel().capsule(), root, proof.value == "win", proof.keys, proof.chosen, words))
+                capsule, root, proof.value == "win", proof.keys, proof.chosen, words))
     if code:
         where = game.format_position(game.position_of_key(failed)) if code != 4 else f"{failed:#x}"
         raise ProofFails(f"{compiled('proofcheck').FAILURES[code]} {quote(where, 60)}")
@@ -564,7 +643,8 @@ def _verified(proof: ProofFile, checked: int, method: str, reference_checked: in
     return {"game": proof.game.name, "parameters": proof.game.parameters(),
             "position": proof.game.format_position(proof.position), "value": proof.value,
             "positions_verified": checked, "winner_positions": int(proof.keys.size),
-            "method": method, "reference_positions": reference_checked}
+            "method": method, "reference_positions": reference_checked,
+            **({} if proof.tables is None else {"tables": proof.tables})}
 
 
 def _reference_children(game: Game, position) -> set[int] | str:
@@ -644,9 +724,11 @@ def replay_with_reference_rules(proof: ProofFile, progress: Progress = no_progre
 
 
 def verify_file(path: str, progress: Progress = no_progress, samples: int = 1000, seed: int = 0,
-                full: bool = False) -> dict:
+                full: bool = False, leaves_for: Callable[[ProofFile], Leaves] | None = None) -> dict:
     """`sowsolve check --proof`: the report of verifying a proof file (failures: the first
-    fault found); BadProof for a file that is not a proof."""
+    fault found); BadProof for a file that is not a proof.  A proof that cites an endgame table
+    is checked with the table `leaves_for(proof)` finds (ProofFails unless its records are the
+    ones the proof cites)."""
     if not os.path.isfile(path):
         if os.path.isdir(path):
             raise BadProof(f"{quote(path, 60)} is a directory, not a proof file")
@@ -654,6 +736,13 @@ def verify_file(path: str, progress: Progress = no_progress, samples: int = 1000
             raise BadProof(f"{quote(path, 60)} is not a proof file (not a regular file)")
         raise BadProof(f"no proof file at {quote(path, 60)}")
     proof = read_proof(path)
+    if proof.tables is not None and leaves_for is not None:
+        try:
+            proof.leaves = leaves_for(proof)
+        except ProofFails as exc:
+            return {"game": proof.game.name, "parameters": proof.game.parameters(),
+                    "position": proof.game.format_position(proof.position), "value": proof.value,
+                    "tables": proof.tables, "failures": [str(exc)], "file": path}
     try:
         report = verify_proof(proof, progress, samples, seed, full)
         report["failures"] = []

@@ -97,13 +97,15 @@ class RetrogradeWorker(_KernelTiers):
     def __init__(self, game: Game, threads: int | None = None, tiers: Iterable[int] | None = None):
         super().__init__(game, threads)
         sizes = [game.tier_size(t) for t in (game.tiers() if tiers is None else tiers)]
-        swept = [n for n in sizes if SWEEP_MIN_POSITIONS <= n < SWEEP_LIMIT]
+        #: a game whose tiers have no levels (every child in a lower tier) is never swept
+        self.sweeps = getattr(game, "tier_levels", True)
+        swept = [n for n in sizes if SWEEP_MIN_POSITIONS <= n < SWEEP_LIMIT and self.sweeps]
         self.largest = max(swept, default=0)
         self.scratch: np.ndarray | None = None
 
     def __call__(self, tier: int, window: dict[int, np.ndarray], calls: TierProgress) -> np.ndarray:
         size = self.game.tier_size(tier)
-        if (SWEEP_MIN_POSITIONS <= size < SWEEP_LIMIT
+        if (SWEEP_MIN_POSITIONS <= size < SWEEP_LIMIT and self.sweeps
                 and (self.scratch is None or self.scratch.size < size * SCRATCH_PER_POSITION)):
             self.scratch = None          # the old one goes before the new one comes
             self.scratch = scratch_for(max(size, self.largest))

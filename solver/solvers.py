@@ -183,8 +183,16 @@ class Retrograde(TierSolver):
               selfcheck.check_children, selfcheck.check_unmoves)
     estimator = staticmethod(estimates.window_estimate)
 
-    def worker(self, game, threads):
-        return RetrogradeWorker(game, threads)
+    def worker(self, game, threads, tiers=None):
+        return RetrogradeWorker(game, threads, tiers)
+
+    def solve(self, game, store, threads=None, progress=no_progress,
+              max_positions=DEFAULT_MAX_POSITIONS, executor=IN_PROCESS):
+        """As every tier solver; the worker sized for the tiers the table holds (an endgame
+        table's, not the game's)."""
+        self.require_kernel(game)
+        order = store.tier_order() if hasattr(store, "tier_order") else None
+        return solve_tiers_with(game, store, self.worker(game, threads, order), progress, executor)
 
     def verify(self, table, load, full, samples, seed, fail):
         if not full:

@@ -67,8 +67,11 @@ class Analyser:
         self.evaluation = game.evaluation
         self.engine = _engine.Engine(game.play_kernel(), list(weights or self.evaluation.weights),
                                      hash_bytes)
+        # the play kernel locates positions as the game's own tables index them (an Overflow
+        # endgame table, indexed by tiers, is not one of them)
         self.tables = [t for t in tables if t.game.name == game.name
-                       and t.game.parameters() == game.parameters()]
+                       and t.game.parameters() == game.parameters()
+                       and t.game.solver.indexing == game.solver.indexing]
         self.leaves = self._load_leaves(leaf_bytes)
         self._lock = threading.Lock()
 

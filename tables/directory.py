@@ -94,6 +94,7 @@ def _entry(path: str, name: str) -> dict:
                          finished=table.finished,
                          positions=sum(int(v) for v in meta["tier_sizes"].values()))
             entry["_game"] = game
+            entry["_max_stones"] = meta.get("max_stones")
         if not entry["finished"]:
             entry["status"] = "unfinished"
     except ForeignTable as exc:

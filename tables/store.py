@@ -328,7 +328,8 @@ def _check_game(meta: dict, path: str) -> Game:
     if meta["game"] not in GAMES:
         raise corrupt(f"it names the unknown game {quote(meta['game'])}")
     try:
-        game = make_game(meta["game"], **meta["parameters"])
+        game = make_game(meta["game"], endgame=meta.get("max_stones") is not None,
+                         **meta["parameters"])
     except (BadParameters, TypeError) as exc:
         raise corrupt(f"it names a board sowsolve cannot build ({exc})") from None
     if game.parameters() != meta["parameters"]:

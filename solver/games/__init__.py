@@ -29,7 +29,7 @@ from ..errors import BadParameters, quote
 from ..params import Parameter
 from ..solvers import RETROGRADE, SCORE_TIERS, SEARCH, Solver
 from .diffusion import Diffusion
-from .overflow import Overflow
+from .overflow import Overflow, OverflowEndgame
 from .zigzag import ZigZag
 
 
@@ -49,6 +49,10 @@ class GameEntry:
     solver: Solver
     fixed: Mapping[str, Any] = field(default_factory=dict)
     title: str = ""
+    #: (class, solver) of the game's endgame tables where they are made otherwise than its
+    #: tables (Overflow: tables of every position of few discs, by tiers, where its tables
+    #: hold what a search reaches from the start); None: endgame tables are its own tiers
+    endgame: tuple[type, Solver] | None = None
 
     def __post_init__(self):
         if not self.title:
@@ -66,9 +70,11 @@ class GameEntry:
         """The parameters of the standard board."""
         return {p.name: p.default for p in self.parameters}
 
-    def build(self, parameters: Mapping[str, Any]) -> Game:
+    def build(self, parameters: Mapping[str, Any], endgame: bool = False) -> Game:
         """The game on the board `parameters` describe, checked against the declarations (then
-        by the constructor) and against what the solver needs; BadParameters when not."""
+        by the constructor) and against what the solver needs; BadParameters when not.  With
+        `endgame`, the game as its endgame tables hold it (the same game where they are its own
+        tiers)."""
         declared = {p.name: p for p in self.parameters}
         unknown = [name for name in parameters if name not in declared]
         if unknown:
@@ -76,13 +82,14 @@ class GameEntry:
             raise BadParameters(f"{self.title} takes {takes}, not {_options(unknown)}")
         values = {p.name: p.parse(parameters.get(p.name, p.default), self.title)
                   for p in self.parameters}
-        make = getattr(self.cls, "from_parameters", self.cls)
+        cls, solver = self.endgame if endgame and self.endgame else (self.cls, self.solver)
+        make = getattr(cls, "from_parameters", cls)
         game = make(**self.fixed, **values)
         if game.name != self.name:
-            raise ValueError(f"{self.cls.__name__} built for {self.name!r} calls itself "
+            raise ValueError(f"{cls.__name__} built for {self.name!r} calls itself "
                              f"{game.name!r}: tables would name the wrong game")
-        self.solver.require(game)
-        game.solver = self.solver
+        solver.require(game)
+        game.solver = solver
         return game
 
     # --- what position text says (the contract's declarations, solver/contract.py) ----------
@@ -142,7 +149,7 @@ def unregister(name: str) -> None:
 
 register(GameEntry("diffusion", Diffusion, RETROGRADE, {"variant": 1}, "Diffusion v1"))
 register(GameEntry("diffusion-v2", Diffusion, RETROGRADE, {"variant": 2}, "Diffusion v2"))
-register(GameEntry("overflow", Overflow, SEARCH))
+register(GameEntry("overflow", Overflow, SEARCH, endgame=(OverflowEndgame, RETROGRADE)))
 register(GameEntry("zigzag", ZigZag, SCORE_TIERS))
 
 
@@ -151,14 +158,15 @@ def entry_of(game: Game) -> GameEntry:
     return GAMES[game.name]
 
 
-def make_game(name: str, **parameters) -> Game:
+def make_game(name: str, *, endgame: bool = False, **parameters) -> Game:
     """The game `name` on the board the parameters describe, checked against the game's
     declared parameters and against what its solver needs; BadParameters when either is bad.
-    Parameters given as None are left at the game's defaults (the standard board)."""
+    Parameters given as None are left at the game's defaults (the standard board).  With
+    `endgame`, the game as its endgame tables (--max-stones, --max-discs) hold it."""
     parameters = {k: v for k, v in parameters.items() if v is not None}
     try:
         entry = GAMES[name]
     except (KeyError, TypeError):
         raise BadParameters(f"unknown game {quote(name)}; known games: "
                             f"{', '.join(GAMES)}") from None
-    return entry.build(parameters)
+    return entry.build(parameters, endgame)

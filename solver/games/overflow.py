@@ -285,33 +285,37 @@ class Overflow(Game):
                             weights=(20, 100, 300), unit="house cells")
 
     def play_kernel(self):
-        return self.kernel().play_capsule()
+        return self.board_kernel().play_capsule()
 
     def play_state(self, position: Position) -> bytes:
-        return self.kernel().play_state(position.heights, 0 if position.side == "L" else 1)
+        return self.board_kernel().play_state(position.heights, 0 if position.side == "L" else 1)
 
     def play_move(self, position: Position, code: int) -> tuple[int, int]:
-        return tuple(self.kernel().play_move(code))
+        return tuple(self.board_kernel().play_move(code))
 
     # --- search layer -----------------------------------------------------------------
-    def kernel(self):
+    def board_kernel(self):
+        """The board's kernel: moves, packed positions, perft, the play layer."""
         if self._kernel is None:
             self._kernel = compiled("overflow").OverflowKernel(self.rows, self.cols)
         return self._kernel
+
+    def kernel(self):
+        return self.board_kernel()
 
     def _other(self, side: str) -> str:
         return "D" if side == "L" else "L"
 
     def key(self, position: Position) -> tuple[int, int]:
         """(tier, canonical packed position); the tier is the number of discs."""
-        kernel = self.kernel()
+        kernel = self.board_kernel()
         if not kernel.keyable:
             raise BadParameters(f"positions of {self.rows}x{self.cols} Overflow do not pack into "
                                 f"64 bits; sowsolve solves boards of at most {MAX_SOLVE_CELLS} cells")
         return sum(position.heights), kernel.key(position.heights, 0 if position.side == "L" else 1)
 
     def position_of_key(self, key: int) -> Position:
-        heights, side = self.kernel().unpack(int(key))
+        heights, side = self.board_kernel().unpack(int(key))
         return Position(heights, "LD"[side])
 
     # A packed position is unary: each occupied cell's height as that many one-bits followed
@@ -348,8 +352,82 @@ class Overflow(Game):
                 f"(5x5: about 10^10 to 10^11)")
 
     def perft(self, position: Position, depth: int) -> list[int]:
-        return self.kernel().perft(position.heights, depth)
+        return self.board_kernel().perft(position.heights, depth)
 
     def kernel_moves(self, position: Position) -> list:
         return [(move, Position(child, self._other(position.side)))
-                for move, child in self.kernel().moves(position.heights)]
+                for move, child in self.board_kernel().moves(position.heights)]
+
+
+class OverflowEndgame(Overflow):
+    """Overflow endgame tables (`solve overflow --max-discs D`): every position of the board
+    with at most D discs that keeps one group, whatever the start, solved tier by tier by the
+    retrograde solver.  A move lowers (discs, occupied cells) lexicographically -- an overflow
+    move sends discs off the board; a contained move keeps them, empties its own cell and fills
+    no empty one -- so tier (d, k), numbered d * (cells + 1) + k, reads lower tiers only.
+    Positions with one house empty (the end) are held too, so that every move of a held
+    position reaches a held one.  No board symmetry is folded: a record per position."""
+    #: boards whose sets of occupied cells are listed whole (2^25 sets on 5x5)
+    MAX_CELLS = 25
+    #: no levels inside a tier (every child lies in a lower tier): the tier solver never sorts
+    #: a tier by level, so it keeps no scratch for that
+    tier_levels = False
+    storage_note = ("every position of at most the table's discs that keeps one group, whatever "
+                    "the start (one record per position, no symmetry folded)")
+    # `python bench/bench_overflow_endgame.py --size 4x5 --max-discs 10 --max-discs 12`
+    # (bench/results/overflow-endgame-4x5.json, two threads, the machine shared with other
+    # work): 114,747,288 positions of at most 12 discs in 320 s (0.36 M/s), peak 303 MB, table
+    # 46 MB (0.40 bytes/position)
+    rates = Rates(positions_per_second=0.18e6, threads=1, table_bytes_per_position=0.41,
+                  memory_bytes_per_position=2.0)
+
+    def __init__(self, rows: int = 4, cols: int = 4):
+        super().__init__(rows, cols)
+        if self.ncells > self.MAX_CELLS:
+            raise BadParameters(f"Overflow endgame tables are made for boards of at most "
+                                f"{self.MAX_CELLS} cells, not {rows}x{cols}")
+        self._tiers_kernel = None
+
+    def table_phrase(self) -> str:
+        return f"an {self.family} endgame table of {self.rows}x{self.cols}"
+
+    def kernel(self):
+        """The endgame tiers' kernel (ranking, `expand` for the tier solver)."""
+        if self._tiers_kernel is None:
+            self._tiers_kernel = compiled("overflow").OverflowTiers(self.board_kernel(), self.ncells)
+        return self._tiers_kernel
+
+    def _tier_pair(self, tier: int) -> tuple[int, int]:
+        return divmod(int(tier), self.ncells + 1)
+
+    def tiers(self) -> list[int]:
+        """(discs, occupied cells) in lexicographic order: d * (cells + 1) + k."""
+        n = self.ncells
+        return [d * (n + 1) + k for d in range(1, n + 1) for k in range(1, min(d, n) + 1)]
+
+    def tier_size(self, tier: int) -> int:
+        return int(self.kernel().tier_size(int(tier)))
+
+    def tier_dependencies(self, tier: int) -> list[int]:
+        """Every lower tier: an overflow move may send all but one disc of a stack off."""
+        return [t for t in self.tiers() if t < tier]
+
+    def tier_stones(self, tier: int) -> int:
+        return self._tier_pair(tier)[0]
+
+    def tier_name(self, tier: int) -> str:
+        discs, cells = self._tier_pair(tier)
+        return f"{discs} discs on {cells} cells"
+
+    def locate(self, position: Position) -> tuple[int, int]:
+        where = self.kernel().rank(position.heights, 0 if position.side == "L" else 1)
+        if where is None:
+            raise BadPosition(f"{self.format_position(position)}: the stacks do not form one group")
+        return where
+
+    def stored_positions(self, tier: int, start: int, stop: int) -> list[Position]:
+        heights, sides = self.kernel().unrank_range(int(tier), start, stop)
+        return [Position(tuple(int(x) for x in row), "LD"[side]) for row, side in zip(heights, sides)]
+
+    def orientations(self, position: Position) -> list[Position]:
+        return [position]

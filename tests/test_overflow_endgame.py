@@ -1,0 +1,307 @@
+"""Overflow endgame tables (`solve overflow --max-discs D`): every position of at most D discs
+that keeps one group, whatever the start, solved tier by tier over (discs, occupied cells).
+
+The facts checked here are computed apart from the tier solver: the positions a tier must hold
+by brute force over every spread of discs (the Python rules' one-group test), the order of the
+tiers by playing every move with the Python rules, and the values against the full tables of
+3x3 and 3x4 (a search from the start, cext/ttsolve.pyx) and against searches from positions of
+4x4 (the full 4x4 table takes minutes and gigabytes: the searches reach every position below
+each of their roots instead)."""
+from __future__ import annotations
+
+import itertools
+import pathlib
+import re
+import json
+import random
+
+import pytest
+from typer.testing import CliRunner
+
+from sowsolve.cli.app import app
+from sowsolve.solver.games import make_game
+from sowsolve.solver.search import search
+from sowsolve.solver.values import WIN_LOSS
+from sowsolve.tables.store import TableWriter, open_table
+
+from conftest import solve_to
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def solve_endgame(path, size: str, discs: int):
+    game = make_game("overflow", endgame=True, size=size)
+    writer = TableWriter(str(path), game, max_stones=discs)
+    game.solver.solve(game, writer, threads=2)
+    writer.finish({})
+    writer.close()
+    return game
+
+
+def spreads(cells: int, discs: int):
+    """Every spread of exactly `discs` discs over `cells` cells."""
+    for bars in itertools.combinations(range(discs + cells - 1), cells - 1):
+        edges = (-1, *bars, discs + cells - 1)
+        yield tuple(edges[i + 1] - edges[i] - 1 for i in range(cells))
+
+
+def test_each_tier_holds_every_one_group_position_once():
+    game = make_game("overflow", endgame=True, size="3x3")
+    n = game.ncells
+    for d in range(1, 8):
+        expected: dict[int, int] = {}
+        for heights in spreads(n, d):
+            if game.one_group(heights):
+                k = sum(1 for h in heights if h)
+                expected[d * (n + 1) + k] = expected.get(d * (n + 1) + k, 0) + 2
+                for side in "LD":
+                    tier, index = game.locate(game.parse_position(
+                        game.format_position(type(game.initial())(heights, side))))
+                    assert tier == d * (n + 1) + k
+                    assert game.stored_positions(tier, index, index + 1)[0] == (heights, side)
+        assert {t: game.tier_size(t) for t in game.tiers() if game.tier_stones(t) == d} == \
+            {t: expected.get(t, 0) for t in game.tiers() if game.tier_stones(t) == d}
+
+
+def test_every_move_lowers_discs_then_occupied_cells():
+    """The tiers are closed under play: by the Python rules, every move of every position of
+    3x3 with up to 7 discs lowers (discs, occupied cells) lexicographically."""
+    game = make_game("overflow", endgame=True, size="3x3")
+    moves = 0
+    for tier in game.tiers():
+        if game.tier_stones(tier) > 7:
+            continue
+        for position in game.stored_positions(tier, 0, game.tier_size(tier)):
+            pair = (sum(position.heights), sum(1 for h in position.heights if h))
+            for move in game.legal_moves(position):
+                child = game.play(position, move)
+                assert (sum(child.heights), sum(1 for h in child.heights if h)) < pair
+                moves += 1
+    assert moves > 10_000
+
+
+def agree(endgame_path, full_path) -> int:
+    """Every position of the full table with at most the endgame table's discs has the same
+    record in both; returns how many were compared."""
+    compared = 0
+    with open_table(endgame_path) as small, open_table(full_path) as full:
+        limit = small.meta["max_stones"]
+        records = {t: small.tier_records(t) for t in small.tiers}
+        kernel = small.game.kernel()
+        for tier in full.tiers:
+            if tier > limit:
+                continue
+            for key, record in zip(full.tier_keys(tier), full.tier_records(tier)):
+                heights, side = full.game.position_of_key(int(key))
+                where = kernel.rank(heights, "LD".index(side))
+                assert where is not None
+                assert records[where[0]][where[1]] == record, full.game.format_position(
+                    full.game.position_of_key(int(key)))
+                compared += 1
+    return compared
+
+
+def test_3x3_endgame_table_of_every_disc_agrees_with_the_full_table(tmp_path):
+    solve_endgame(tmp_path / "e.sqlite", "3x3", 9)
+    solve_to(tmp_path / "f.sqlite", "overflow", size="3x3")
+    assert agree(tmp_path / "e.sqlite", tmp_path / "f.sqlite") == 6_742    # README: reachable
+
+
+def test_3x4_endgame_table_agrees_with_the_full_table(tmp_path):
+    solve_endgame(tmp_path / "e.sqlite", "3x4", 8)
+    solve_to(tmp_path / "f.sqlite", "overflow", size="3x4")
+    assert agree(tmp_path / "e.sqlite", tmp_path / "f.sqlite") > 10_000
+
+
+def test_4x4_endgame_table_agrees_with_searches_from_its_positions(tmp_path):
+    """Roots drawn from the 4x4 table of at most 7 discs; the transposition-table search from
+    each solves every position below it, each compared with the table."""
+    game = solve_endgame(tmp_path / "e.sqlite", "4x4", 7)
+    board = make_game("overflow", size="4x4")
+    rng = random.Random(4)
+    compared = 0
+    with open_table(tmp_path / "e.sqlite") as table:
+        kernel = table.game.kernel()
+        records = {t: table.tier_records(t) for t in table.tiers}
+        roots = [t for t in table.tiers if table.game.tier_stones(t) == 7]
+        for _ in range(12):
+            tier = rng.choice(roots)
+            index = rng.randrange(table.tier_size(tier))
+            position = table.stored_positions(tier, index, index + 1)[0]
+            keys, found = search(board, position).results()
+            for key, record in zip(keys, found):
+                heights, side = board.position_of_key(int(key))
+                where = kernel.rank(heights, "LD".index(side))
+                assert records[where[0]][where[1]] == record
+                compared += 1
+    assert compared > 1_000
+    assert game.tier_stones(max(table.tiers)) == 7
+
+
+def test_the_commands_read_an_endgame_table(tmp_path):
+    path = tmp_path / "overflow-size3x3-max5.sqlite"
+    said = run("solve", "overflow", "--size", "3x3", "--max-discs", 5, "--table", path, "--json")
+    assert said.exit_code == 0, said.output
+    summary = json.loads(said.stdout)
+    assert summary["max_stones"] == 5
+    game = make_game("overflow", size="3x3")
+    position = game.parse_position("100/110/100 L")
+    value = run("query", "100/110/100 L", "--table", path, "--json")
+    assert value.exit_code == 0, value.output
+    answer = json.loads(value.stdout)
+    assert answer["source"] == "table"
+    assert {m["move"] for m in answer["moves"]} == {game.format_move(m) for m in game.legal_moves(position)}
+    beyond = run("query", "111/111/000 L", "--table", path)
+    assert beyond.exit_code == 1 and "beyond this table" in beyond.output
+    info = run("info", "--table", path, "--json")
+    assert info.exit_code == 0, info.output
+    checked = run("check", "--table", path, "--full", "--json")
+    assert checked.exit_code == 0, checked.output
+    out = tmp_path / "e.csv"
+    exported = run("export", "--table", path, "--format", "csv", "--out", out)
+    assert exported.exit_code == 0, exported.output
+    rows = out.read_text().splitlines()
+    with open_table(path) as table:
+        assert len(rows) - 1 == sum(table.tier_size(t) for t in table.tiers)
+
+
+def test_a_changed_record_fails_the_full_check(tmp_path):
+    """A table whose stored values were solved wrong (one record changed before it was
+    written, its checksums then its own) is caught by check --full."""
+    game = make_game("overflow", endgame=True, size="3x3")
+    path = tmp_path / "bad.sqlite"
+    writer = TableWriter(str(path), game, max_stones=4)
+    real = writer.save_tier
+
+    def save_tier(tier, records, summary, **kw):
+        if tier == max(writer.tier_order()):
+            records = records.copy()
+            records[0] ^= 2                 # a loss becomes a win in as many plies, or back
+            summary = WIN_LOSS.summarize(records)
+        return real(tier, records, summary, **kw)
+
+    writer.save_tier = save_tier
+    game.solver.solve(game, writer, threads=1)
+    writer.finish({})
+    writer.close()
+    checked = run("check", "--table", path, "--full")
+    assert checked.exit_code == 1 and "differ from their children" in checked.output, checked.output
+
+
+def test_a_board_of_more_cells_than_listed_is_refused():
+    said = run("solve", "overflow", "--size", "6x6", "--max-discs", 6, "--dry-run")
+    assert said.exit_code == 2 and "at most 25 cells" in said.output
+
+
+# --- the endgame table at the leaves of the proof search -----------------------------------------
+
+@pytest.fixture(scope="module")
+def leaves_3x4(tmp_path_factory):
+    """An endgame table of 3x4 (at most 7 discs) in a directory of its own, a proof of the 3x4
+    start written with it, and the same search's node count without it."""
+    directory = tmp_path_factory.mktemp("leaves")
+    said = run("solve", "overflow", "--size", "3x4", "--max-discs", 7, "--table",
+               directory / "overflow-size3x4-max7.sqlite", "--json")
+    assert said.exit_code == 0, said.output
+    proof = directory / "p.proof"
+    proved = run("prove", "overflow", "--size", "3x4", "--tables", directory, "--proof", proof,
+                 "--threads", 1, "--memory", "192M", "--json")
+    assert proved.exit_code == 0, proved.output
+    plain = run("prove", "overflow", "--size", "3x4", "--tables", tmp_path_factory.mktemp("none"),
+                "--threads", 1, "--memory", "192M", "--json")
+    assert plain.exit_code == 2 and "no endgame table" in plain.output
+    alone = run("prove", "overflow", "--size", "3x4", "--threads", 1, "--memory", "192M", "--json")
+    return directory, proof, json.loads(proved.stdout), json.loads(alone.stdout)
+
+
+def test_a_proof_with_table_leaves_proves_what_the_search_alone_proves(leaves_3x4):
+    directory, proof, proved, alone = leaves_3x4
+    assert proved["value"] == alone["value"] == "win"
+    assert proved["tables"]["file"] == "overflow-size3x4-max7.sqlite"
+    assert proved["tables"]["max_discs"] == 7
+    assert proved["nodes"] < alone["nodes"]
+    checked = run("check", "--proof", proof, "--tables", directory, "--json")
+    assert checked.exit_code == 0, checked.output
+    report = json.loads(checked.stdout)
+    assert report["failures"] == [] and report["tables"] == proved["tables"]
+
+
+def test_a_proof_finds_its_table_beside_it(leaves_3x4):
+    directory, proof, _, _ = leaves_3x4
+    assert run("check", "--proof", proof).exit_code == 0
+
+
+def test_a_swapped_table_is_refused(leaves_3x4, tmp_path):
+    """Another table under the cited file name (fewer discs: other records) is not the one the
+    proof cites."""
+    _, proof, _, _ = leaves_3x4
+    other = run("solve", "overflow", "--size", "3x4", "--max-discs", 6, "--table",
+                tmp_path / "overflow-size3x4-max7.sqlite")
+    assert other.exit_code == 0, other.output
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    (moved / "p.proof").write_bytes(proof.read_bytes())
+    checked = run("check", "--proof", moved / "p.proof", "--tables", tmp_path)
+    assert checked.exit_code == 1 and "is not the endgame table the proof cites" in checked.output
+    missing = run("check", "--proof", moved / "p.proof", "--tables", moved)
+    assert missing.exit_code == 1 and "is not in" in missing.output
+
+
+def test_a_tampered_leaf_is_refused(leaves_3x4, tmp_path):
+    """The proof's move at one of the winner's positions changed to a move onto a position the
+    table gives the loser as won: the check follows the table there and refuses the proof."""
+    from sowsolve.cli.app import proof_leaves
+    from sowsolve.solver import proof as proofs
+    directory, proof, _, _ = leaves_3x4
+    found = proofs.read_proof(str(proof))
+    leaves = proof_leaves(str(proof), str(directory))(found)
+    board = found.game.kernel()
+    chosen = found.chosen.copy()
+    for at, key in enumerate(found.keys):
+        bad = [c for c in board.children(int(key)) if c != int(chosen[at])
+               and (leaves.kernel.leaf(c) or 0) & 3 == 3]      # a win for its side to move
+        if bad:
+            chosen[at] = bad[0]
+            break
+    else:
+        pytest.fail("no position of the winner's has a move onto a table position it loses")
+    forged = tmp_path / "forged.proof"
+    proofs.write_proof(str(forged), found.game, found.position, found.value,
+                       proofs.Choices(found.keys, chosen), found.tables)
+    checked = run("check", "--proof", forged, "--tables", directory)
+    assert checked.exit_code == 1 and "does not win" in checked.output, checked.output
+
+
+def test_a_position_finds_the_table_that_holds_it(tmp_path, monkeypatch):
+    """With a board's whole table and its endgame table in the tables directory, a position
+    is answered by the whole table; with the endgame table alone, one with more discs is beyond
+    it (exit 1)."""
+    monkeypatch.setenv("SOWSOLVE_TABLES", str(tmp_path))
+    assert run("solve", "overflow", "--size", "3x3", "--max-discs", 4).exit_code == 0
+    beyond = run("query", "111/111/000 L")
+    assert beyond.exit_code == 1 and "beyond this table" in beyond.output, beyond.output
+    held = run("query", "100/110/100 L", "--json")
+    assert held.exit_code == 0 and json.loads(held.stdout)["source"] == "table"
+    assert run("solve", "overflow", "--size", "3x3").exit_code == 0
+    for text in ("111/111/000 L", "100/110/100 L"):
+        said = run("query", text, "--json")
+        assert said.exit_code == 0, said.output
+
+
+def test_the_readme_figures_of_the_4x5_endgame_table_are_the_measured_ones():
+    root = pathlib.Path(__file__).resolve().parent.parent
+    runs = json.loads((root / "bench/results/overflow-endgame-4x5.json").read_text())["runs"]
+    found = re.search(r"--max-discs (\d+)`\): ([\d,]+)\s+positions of at most (\d+) discs in (\d+) s "
+                      r"on two threads \(([\d.]+) M positions/s, on a machine shared\s+with other "
+                      r"work\), ([\d.]+) bytes per position", (root / "README.md").read_text())
+    assert found, "the README gives the 4x5 endgame table"
+    run_ = next(r for r in runs if r["max_discs"] == int(found[1]))
+    assert int(found[3]) == run_["max_discs"]
+    assert int(found[2].replace(",", "")) == run_["positions"]
+    assert int(found[4]) == round(run_["solve_seconds"])
+    assert float(found[5]) == round(run_["positions_per_second"] / 1e6, 2)
+    assert float(found[6]) == round(run_["table_bytes_per_position"], 2)
