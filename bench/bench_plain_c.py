@@ -43,6 +43,14 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def cpu_seconds(run: subprocess.CompletedProcess) -> float:
+    """User plus system CPU seconds of a run under `/usr/bin/time -v` (what the load does not
+    stretch as it stretches wall time)."""
+    user = re.search(r"User time \(seconds\): ([\d.]+)", run.stderr)
+    system = re.search(r"System time \(seconds\): ([\d.]+)", run.stderr)
+    return round(float(user[1]) + float(system[1]), 1) if user and system else None
+
+
 def run_yardstick(program: str, args, environment: dict) -> dict:
     before = load()
     run, wall, peak = time_process([program, str(args.cols), str(args.variant), str(args.stones),
@@ -54,7 +62,8 @@ def run_yardstick(program: str, args, environment: dict) -> dict:
     start = re.search(r"start A-to-move ([WL]) rem (\d+)", run.stdout)
     if not solve or not start:
         raise SystemExit("the yardstick printed no 'solve:' or 'RESULT' line")
-    return {"program": "yardstick", "wall_seconds": wall, "solve_wall_seconds": float(solve[1]),
+    return {"program": "yardstick", "wall_seconds": wall, "cpu_seconds": cpu_seconds(run),
+            "solve_wall_seconds": float(solve[1]),
             "solve_cpu_seconds": float(solve[2]), "peak_rss_kb": peak,
             "start": {"value": "win" if start[1] == "W" else "loss", "remoteness": int(start[2])},
             "load_before": before, "load_after": after}
@@ -81,7 +90,8 @@ def run_sowsolve(exe: str, args, environment: dict, scratch: str, keep: str | No
         shutil.move(table, keep)
     else:
         os.remove(table)
-    return {"program": "sowsolve", "wall_seconds": wall, "peak_rss_kb": peak,
+    return {"program": "sowsolve", "wall_seconds": wall, "cpu_seconds": cpu_seconds(run),
+            "peak_rss_kb": peak,
             "positions_per_side": positions, "table_bytes": table_bytes,
             "bytes_per_position": round(table_bytes / positions, 4) if positions else None,
             "start": {"value": start["value"], "remoteness": start["remoteness"]},
@@ -156,6 +166,8 @@ def main() -> None:
           "yardstick_solve_seconds_median": their_solve,
           "yardstick_wall_seconds_median": their_wall,
           "yardstick_peak_rss_kb_max": max(r["peak_rss_kb"] for r in theirs),
+          "sowsolve_cpu_seconds_median": statistics.median(r["cpu_seconds"] for r in ours),
+          "yardstick_cpu_seconds_median": statistics.median(r["cpu_seconds"] for r in theirs),
           "same_start": len(starts) == 1,
           "sowsolve_over_yardstick": round(ours_wall / their_solve, 2),
           "sowsolve_over_yardstick_whole_process": round(ours_wall / their_wall, 2),
