@@ -1,5 +1,8 @@
-/* A plain solver of Diffusion v1, written the simple way, as the yardstick of sowsolve's own
- * solve (bench/bench_plain_c.py compiles and times both in one run).
+/* A second plain solver of Diffusion v1, written the simple way.  It is NOT the yardstick of
+ * sowsolve's speed (bench/bench_plain_c.py times sowsolve against the yardstick, a faster plain
+ * C solver kept outside the project; this one takes about six times as long on the standard
+ * board): it is kept as an independent check of sowsolve's records (tests/test_plain_c.py
+ * compares every record of 2x4 with 2 stones per pit).
  *
  * Every board of 2n pits holding 0..5 stones each (6^(2n) boards, the index a base-6 number
  * with pit 0 -- the top row's left pit -- as its lowest digit) is solved for A to move, one
@@ -102,7 +105,7 @@ static uint16_t solve_one(uint64_t index) {
 
 /* A zeroed array in transparent huge pages where the system has them: what a Linux with
  * transparent huge pages "always" (most distributions' default) gives any large allocation,
- * asked for here so that the yardstick does not depend on that setting. */
+ * asked for here so that the program does not depend on that setting. */
 static void *big_zeroed(size_t bytes) {
     size_t huge = (size_t)2 << 20, rounded = (bytes + huge - 1) / huge * huge;
     void *p = aligned_alloc(huge, rounded);

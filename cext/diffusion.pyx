@@ -18,8 +18,13 @@ per-pit weights to the parent's turned codes, and children of neighbouring indic
 few small blocks of the tier (cache friendly).
 """
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
+
+
+cdef extern from *:
+    int __builtin_ctz(unsigned x) nogil
 
 import numpy as np
 cimport numpy as cnp
@@ -35,6 +40,13 @@ cdef enum:
     MAX_STONES = 5       # a pit never holds more
 
 MAX_COLS = MAX_PITS // 2
+
+
+cdef struct MoveDelta:
+    int32_t dt0
+    int32_t dt1
+    int8_t ds1
+    int8_t lost
 
 
 cdef struct DiffCtx:
@@ -57,6 +69,28 @@ cdef struct DiffCtx:
     const int64_t *offsets       # [tier][s1] -> first index, row length `stride`
     const int64_t *tier_size
     const int32_t *hpotential[2]  # code -> its pits' share of the potential (level)
+    # what expand reads per half code instead of working it out (precomputed once per board):
+    const uint8_t *hdigits[2]    # code -> its stones pit by pit, board order, 0 elsewhere
+                                 #   (MAX_PITS bytes a code)
+    const uint16_t *hnonzero[2]  # code -> mask of its non-empty pits
+    const uint16_t *hfull[2]     # code -> mask of its pits holding 5
+    const int32_t *hturned[2]    # code -> the code of its turned image (same half)
+    uint16_t block_mask[2]       # pits of block A, of block B
+    uint8_t slot_pit[MAX_PITS][SLOTS]  # target pit of each slot, a store as pit MAX_PITS
+    # move[p][a][full] for pit p scooping a stones, `full` the slots (bit j: slot j) whose
+    # target is a store or holds 5: the change of the turned codes, of the stones in half 1's
+    # turned image (half 0), and the stones lost to the stores
+    MoveDelta move[MAX_PITS][SLOTS + 1][1 << SLOTS]
+    # the sweep's enumeration by level (n <= 6: a half code fits 16 bits, a member is
+    # code0 << 16 | code1): per half, its codes sorted by (stones, potential); pstart[h][s *
+    # pstride[h] + v] where those of s stones and potential v start; pvalues[h][pfirst[h][s]
+    # .. pfirst[h][s + 1] - 1] the potentials that occur among the codes of s stones
+    const int32_t *pcodes[2]
+    const int32_t *pstart[2]
+    int32_t pstride[2]
+    const int32_t *pvalues[2]
+    const int32_t *pfirst[2]
+    int32_t level_count
 
 
 cdef inline bint block_empty(const DiffCtx *c, const uint8_t *board, int who) noexcept nogil:
@@ -162,53 +196,117 @@ cdef inline int64_t rank_board(const DiffCtx *c, const uint8_t *board, int *tier
 
 cdef int expand(const void *ctx, int tier, int64_t index, int *child_tier,
                 int64_t *child_index, uint16_t *final_record) noexcept nogil:
-    """Children of a stored position (A to move), each as the index of its turned image."""
+    """Children of a stored position (A to move), each as the index of its turned image: the
+    half codes' precomputed masks, digits and turned codes, and each move's effect on the
+    turned codes read from `move` by the scooped pit, its stones and which slots are full."""
     cdef const DiffCtx *c = <const DiffCtx *>ctx
-    cdef uint8_t board[MAX_PITS]
-    cdef int32_t turned[2]
-    cdef int32_t t0, t1
-    cdef int p, j, q, a, h, lost, s1, ns1, nchildren = 0, outcome
-    if unrank(c, tier, index, board) < 0:
+    cdef int32_t code[2]
+    if half_codes(c, tier, index, code) < 0:
         return -1
-    outcome = final_outcome(c, board)
-    if outcome:
-        final_record[0] = REC_MAKE(outcome, 0)
+    return expand_codes(c, tier, code[0], code[1], child_tier, child_index, final_record)
+
+
+cdef inline int expand_codes(const DiffCtx *c, int tier, int32_t code0, int32_t code1,
+                             int *child_tier, int64_t *child_index,
+                             uint16_t *final_record) noexcept nogil:
+    cdef const uint8_t *d0 = c.hdigits[0] + <int64_t>code0 * MAX_PITS
+    cdef const uint8_t *d1 = c.hdigits[1] + <int64_t>code1 * MAX_PITS
+    cdef uint32_t nonzero = c.hnonzero[0][code0] | c.hnonzero[1][code1]
+    cdef uint32_t full
+    cdef int32_t t0, t1
+    cdef int p, a, s1, ns1, child, nchildren = 0
+    cdef unsigned mask
+    cdef const uint8_t *sp
+    cdef const MoveDelta *e
+    if (nonzero & c.block_mask[0]) == 0:
+        final_record[0] = REC_MAKE(REC_WIN, 0)
         return 0
-    turned[0] = 0
-    turned[1] = 0
-    s1 = 0
-    for p in range(c.npits):
-        turned[c.half_of[p]] += board[p] * c.turned_weight[p]
-        if c.half_of[p] == 0:
-            s1 += board[p]
-    for p in range(c.npits):
-        a = board[p]
-        if a == 0:
-            continue
-        t0 = turned[0]
-        t1 = turned[1]
-        ns1 = s1
-        lost = 0
-        if c.half_of[p] == 0:
-            t0 -= a * c.turned_weight[p]
-            ns1 -= a
-        else:
-            t1 -= a * c.turned_weight[p]
-        for j in range(a):
-            q = c.slots[p][j]
-            if q < 0 or board[q] == MAX_STONES:
-                lost += 1
-            elif c.half_of[q] == 0:
-                t0 += c.turned_weight[q]
-                ns1 += 1
-            else:
-                t1 += c.turned_weight[q]
-        child_tier[nchildren] = tier - lost
-        child_index[nchildren] = (c.offsets[<int64_t>(tier - lost) * c.stride + ns1]
-                                  + <int64_t>c.hrank[0][t0] * c.hcount[1][tier - lost - ns1]
-                                  + c.hrank[1][t1])
+    if (nonzero & c.block_mask[1]) == 0:
+        final_record[0] = REC_MAKE(REC_LOSS, 0)
+        return 0
+    full = c.hfull[0][code0] | c.hfull[1][code1] | (1u << MAX_PITS)
+    t0 = c.hturned[0][code0]
+    t1 = c.hturned[1][code1]
+    s1 = c.hsum[0][code0]
+    while nonzero:
+        p = __builtin_ctz(nonzero)
+        nonzero &= nonzero - 1
+        a = d0[p] | d1[p]
+        sp = c.slot_pit[p]
+        mask = (((full >> sp[0]) & 1) | (((full >> sp[1]) & 1) << 1) | (((full >> sp[2]) & 1) << 2)
+                | (((full >> sp[3]) & 1) << 3) | (((full >> sp[4]) & 1) << 4))
+        e = &c.move[p][a][mask]
+        child = tier - e.lost
+        ns1 = s1 + e.ds1
+        child_tier[nchildren] = child
+        child_index[nchildren] = (c.offsets[<int64_t>child * c.stride + ns1]
+                                  + <int64_t>c.hrank[0][t0 + e.dt0] * c.hcount[1][child - ns1]
+                                  + c.hrank[1][t1 + e.dt1])
         nchildren += 1
     return nchildren
+
+
+cdef int level_members(const void *ctx, int tier, uint32_t *members, int64_t *first) noexcept nogil:
+    """Every position of `tier` as code0 << 16 | code1, sorted by level (the potential, which
+    is the sum of the halves' potentials): for each stone count s1 of half 0 and each pair of
+    half potentials (v0, v1) that occur, the block of all pairs of codes with those stones and
+    potentials belongs to level v0 + v1.  A first pass counts each level, a second writes each
+    block at its level's cursor; inside a level, by s1, then v0, then code0, then code1."""
+    cdef const DiffCtx *c = <const DiffCtx *>ctx
+    cdef int pass_, s1, s2, lo, hi, i, j, a, b
+    cdef int32_t v0, v1, L, levels = c.level_count
+    cdef int64_t n0, n1, w, k0, k1
+    cdef int64_t *cursor
+    if tier < 0 or tier > c.max_tier:
+        return -1
+    lo = tier - MAX_STONES * c.m[1]
+    if lo < 0:
+        lo = 0
+    hi = MAX_STONES * c.m[0]
+    if hi > tier:
+        hi = tier
+    cursor = <int64_t *>calloc(levels + 1, sizeof(int64_t))
+    if cursor == NULL:
+        return -1
+    for pass_ in range(2):
+        for s1 in range(lo, hi + 1):
+            s2 = tier - s1
+            for i in range(c.pfirst[0][s1], c.pfirst[0][s1 + 1]):
+                v0 = c.pvalues[0][i]
+                k0 = <int64_t>s1 * c.pstride[0] + v0
+                n0 = c.pstart[0][k0 + 1] - c.pstart[0][k0]
+                for j in range(c.pfirst[1][s2], c.pfirst[1][s2 + 1]):
+                    v1 = c.pvalues[1][j]
+                    k1 = <int64_t>s2 * c.pstride[1] + v1
+                    n1 = c.pstart[1][k1 + 1] - c.pstart[1][k1]
+                    L = v0 + v1
+                    if pass_ == 0:
+                        cursor[L + 1] += n0 * n1
+                        continue
+                    w = cursor[L]
+                    for a in range(c.pstart[0][k0], c.pstart[0][k0 + 1]):
+                        for b in range(c.pstart[1][k1], c.pstart[1][k1 + 1]):
+                            members[w] = (<uint32_t>c.pcodes[0][a] << 16) | <uint32_t>c.pcodes[1][b]
+                            w += 1
+                    cursor[L] = w
+        if pass_ == 0:
+            for L in range(levels):
+                cursor[L + 1] += cursor[L]
+            for L in range(levels + 1):
+                first[L] = cursor[L]
+    free(cursor)
+    return 0 if first[levels] == c.tier_size[tier] else -1
+
+
+cdef int expand_member(const void *ctx, int tier, uint32_t member, int64_t *index, int *child_tier,
+                       int64_t *child_index, uint16_t *final_record) noexcept nogil:
+    """expand of a member of level_members: its index ranked from its codes, no unranking."""
+    cdef const DiffCtx *c = <const DiffCtx *>ctx
+    cdef int32_t code0 = <int32_t>(member >> 16), code1 = <int32_t>(member & 0xFFFF)
+    if tier < 0 or tier > c.max_tier or c.hsum[0][code0] + c.hsum[1][code1] != tier:
+        return -1
+    index[0] = rank_codes(c, tier, code0, code1)
+    return expand_codes(c, tier, code0, code1, child_tier, child_index, final_record)
 
 
 cdef void perft_rec(const DiffCtx *c, const uint8_t *board, int depth, int ply,
@@ -353,6 +451,7 @@ cdef class DiffusionKernel:
 
     def __cinit__(self, int cols, int variant, int max_tier, slots, owner):
         cdef int p, j, h, c, pos
+        cdef MoveDelta *e
         if not 1 <= cols <= MAX_COLS:
             raise ValueError(f"the kernel supports 1 to {MAX_COLS} columns, not {cols}")
         self.cols = cols
@@ -406,8 +505,72 @@ cdef class DiffusionKernel:
             for pos in range(self.ctx.m[h]):
                 potential += (codes // 6 ** int(pos)) % 6 * weights[self.ctx.half_pits[h][pos]]
             hpotential.append(potential.astype(np.int32))
+        # per half code: its stones pit by pit, its non-empty and full pits, its turned code
+        hdigits, hnonzero, hfull, hturned = [], [], [], []
+        for h in range(2):
+            codes = np.arange(6 ** int(self.ctx.m[h]), dtype=np.int64)
+            digits = np.zeros((codes.size, MAX_PITS), dtype=np.uint8)
+            nonzero = np.zeros(codes.size, dtype=np.int64)
+            full = np.zeros(codes.size, dtype=np.int64)
+            turned = np.zeros(codes.size, dtype=np.int64)
+            for pos in range(self.ctx.m[h]):
+                pit = self.ctx.half_pits[h][pos]
+                digit = (codes // 6 ** int(pos)) % 6
+                digits[:, pit] = digit
+                nonzero |= (digit > 0).astype(np.int64) << pit
+                full |= (digit == MAX_STONES).astype(np.int64) << pit
+                turned += digit * self.ctx.turned_weight[pit]
+            hdigits.append(digits)
+            hnonzero.append(nonzero.astype(np.uint16))
+            hfull.append(full.astype(np.uint16))
+            hturned.append(turned.astype(np.int32))
+        self.ctx.block_mask[0] = sum(1 << p for p in range(self.npits) if owner[p] == 0)
+        self.ctx.block_mask[1] = sum(1 << p for p in range(self.npits) if owner[p] != 0)
+        for p in range(self.npits):
+            for j in range(SLOTS):
+                self.ctx.slot_pit[p][j] = slots[p][j] if slots[p][j] >= 0 else MAX_PITS
+            for a in range(SLOTS + 1):
+                for fullmask in range(1 << SLOTS):
+                    e = &self.ctx.move[p][a][fullmask]
+                    e.dt0 = e.dt1 = e.ds1 = e.lost = 0
+                    if a == 0:
+                        continue
+                    if self.ctx.half_of[p] == 0:
+                        e.dt0 -= a * self.ctx.turned_weight[p]
+                        e.ds1 -= a
+                    else:
+                        e.dt1 -= a * self.ctx.turned_weight[p]
+                    for j in range(a):
+                        q = slots[p][j]
+                        if q < 0 or fullmask >> j & 1:
+                            e.lost += 1
+                        elif self.ctx.half_of[q] == 0:
+                            e.dt0 += self.ctx.turned_weight[q]
+                            e.ds1 += 1
+                        else:
+                            e.dt1 += self.ctx.turned_weight[q]
+        # per half: codes sorted by (stones, potential), where each group starts, and which
+        # potentials occur at each stone count (level_members)
+        pcodes, pstart, pvalues, pfirst, pstride = [], [], [], [], []
+        for h in range(2):
+            sums = halves[h][0].astype(np.int64)
+            stride_h = int(hpotential[h].max()) + 1
+            key = sums * stride_h + hpotential[h]
+            order = np.argsort(key, kind="stable")
+            groups = (5 * self.ctx.m[h] + 1) * stride_h
+            start = np.zeros(groups + 1, dtype=np.int64)
+            start[1:] = np.cumsum(np.bincount(key, minlength=groups))
+            present = np.unique(key)
+            values_first = np.searchsorted(present // stride_h, np.arange(5 * self.ctx.m[h] + 2))
+            pcodes.append(order.astype(np.int32))
+            pstart.append(start.astype(np.int32))
+            pvalues.append((present % stride_h).astype(np.int32))
+            pfirst.append(values_first.astype(np.int32))
+            pstride.append(stride_h)
         arrays = [hsum0, hrank0, hcount0, hstart0, hcodes0,
                   hsum1, hrank1, hcount1, hstart1, hcodes1, offsets, sizes] + hpotential
+        arrays += hdigits + hnonzero + hfull + hturned
+        arrays += pcodes + pstart + pvalues + pfirst
         arrays = [np.ascontiguousarray(a) for a in arrays]
         self._keep = arrays
         self.ctx.hsum[0] = <const uint8_t *>cnp.PyArray_DATA(arrays[0])
@@ -424,6 +587,16 @@ cdef class DiffusionKernel:
         self.ctx.tier_size = <const int64_t *>cnp.PyArray_DATA(arrays[11])
         self.ctx.hpotential[0] = <const int32_t *>cnp.PyArray_DATA(arrays[12])
         self.ctx.hpotential[1] = <const int32_t *>cnp.PyArray_DATA(arrays[13])
+        for h in range(2):
+            self.ctx.hdigits[h] = <const uint8_t *>cnp.PyArray_DATA(arrays[14 + h])
+            self.ctx.hnonzero[h] = <const uint16_t *>cnp.PyArray_DATA(arrays[16 + h])
+            self.ctx.hfull[h] = <const uint16_t *>cnp.PyArray_DATA(arrays[18 + h])
+            self.ctx.hturned[h] = <const int32_t *>cnp.PyArray_DATA(arrays[20 + h])
+            self.ctx.pcodes[h] = <const int32_t *>cnp.PyArray_DATA(arrays[22 + h])
+            self.ctx.pstart[h] = <const int32_t *>cnp.PyArray_DATA(arrays[24 + h])
+            self.ctx.pvalues[h] = <const int32_t *>cnp.PyArray_DATA(arrays[26 + h])
+            self.ctx.pfirst[h] = <const int32_t *>cnp.PyArray_DATA(arrays[28 + h])
+            self.ctx.pstride[h] = pstride[h]
         self.tier_sizes = sizes
         self.kernel.ctx = &self.ctx
         self.kernel.max_children = self.npits
@@ -431,6 +604,13 @@ cdef class DiffusionKernel:
         self.kernel.expand_key = NULL
         self.kernel.level = level
         self.kernel.level_count = MAX_STONES * sum(weights) + 1
+        self.ctx.level_count = self.kernel.level_count
+        if 6 ** max(self.ctx.m[0], self.ctx.m[1]) <= 1 << 16:     # members fit 32 bits
+            self.kernel.level_members = level_members
+            self.kernel.expand_member = expand_member
+        else:
+            self.kernel.level_members = NULL
+            self.kernel.expand_member = NULL
         self.play.ctx = &self.ctx
         self.play.state_bytes = self.npits + 1
         self.play.max_moves = self.npits

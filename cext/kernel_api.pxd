@@ -36,6 +36,9 @@ cdef extern from "sowsolve_kernel.h" nogil:
         int (*proof_hint)(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil
         int32_t (*level)(const void *ctx, int tier, int64_t index) noexcept nogil
         int32_t level_count
+        int (*level_members)(const void *ctx, int tier, uint32_t *members, int64_t *first) noexcept nogil
+        int (*expand_member)(const void *ctx, int tier, uint32_t member, int64_t *index,
+                             int *child_tier, int64_t *child_index, uint16_t *final_record) noexcept nogil
 
     const char *SOWSOLVE_SCORE_TIER_CAPSULE
     int SCORE_EXIT, SCORE_ERR_UNSOLVED, SCORE_ERR_BEYOND, SCORE_ERR_PREDS, SCORE_ERR_LONG

@@ -302,10 +302,12 @@ def verify_range(object capsule, int tier, int64_t start, int64_t stop, list tab
 
 
 cdef int sweep_batch(const GameKernel *game, int tier, const uint32_t *members, int n,
-                     const Tiers *tiers, Frame *frames) noexcept nogil:
+                     const Tiers *tiers, Frame *frames, bint keyed) noexcept nogil:
     """Solve positions members[0..n-1] of `tier`, all of one level (so none is a child of
     another): first expand every one and ask for its children's records (prefetch), then fold
-    them, so that the batch's reads from memory overlap instead of waiting one by one."""
+    them, so that the batch's reads from memory overlap instead of waiting one by one.
+    `keyed`: the members are the game's own (level_members, expanded by expand_member), else
+    indices."""
     cdef uint16_t *current = tiers.tables[tier]
     cdef uint16_t record = 0, final_record = 0
     cdef int b, j, count, err, ct
@@ -313,8 +315,14 @@ cdef int sweep_batch(const GameKernel *game, int tier, const uint32_t *members, 
     cdef Frame *f
     for b in range(n):
         f = &frames[b]
-        f.index = members[b]
-        count = game.expand(game.ctx, tier, f.index, f.child_tier, f.child_index, &final_record)
+        if keyed:
+            count = game.expand_member(game.ctx, tier, members[b], &f.index, f.child_tier,
+                                       f.child_index, &final_record)
+            if count >= 0 and not 0 <= f.index < tiers.lengths[tier]:
+                return ERR_RANGE
+        else:
+            f.index = members[b]
+            count = game.expand(game.ctx, tier, f.index, f.child_tier, f.child_index, &final_record)
         if count < 0:
             return ERR_RANGE
         f.count = count
@@ -410,7 +418,8 @@ cdef int level_order(const GameKernel *game, int tier, int64_t size, uint32_t *o
 
 
 cdef int sweep_groups(const GameKernel *game, int tier, const uint32_t *order, const int64_t *first,
-                      int64_t groups, const Tiers *tiers, int threads, Control *ctl) noexcept nogil:
+                      int64_t groups, const Tiers *tiers, int threads, Control *ctl,
+                      bint keyed=False) noexcept nogil:
     """Solve order[first[0]..first[groups]-1] group by group: the indices of group g,
     order[first[g]..first[g+1]-1], have their same-tier children in earlier groups (or solved
     before the call), so each group is split evenly between the threads (a static split, in
@@ -437,7 +446,7 @@ cdef int sweep_groups(const GameKernel *game, int tier, const uint32_t *order, c
                         n = hi - (lo + b * SWEEP_BATCH)
                         if n > SWEEP_BATCH:
                             n = SWEEP_BATCH
-                        e = sweep_batch(game, tier, order + lo + b * SWEEP_BATCH, <int>n, tiers, frames)
+                        e = sweep_batch(game, tier, order + lo + b * SWEEP_BATCH, <int>n, tiers, frames, keyed)
                         if e:
                             first_error(errp, e)
                         else:
@@ -473,9 +482,16 @@ cdef int sweep_tier(const GameKernel *game, int tier, int64_t size, const Tiers 
         free(owned)
         free(first)
         return ERR_MEMORY
-    error = level_order(game, tier, size, order, kept, first, threads, ctl)
-    if error == 0:
-        error = sweep_groups(game, tier, order, first, levels, tiers, threads, ctl)
+    if game.level_members != NULL and game.expand_member != NULL:
+        # the game enumerates the tier by level itself: no level per index, no counting sort
+        if game.level_members(game.ctx, tier, order, first) != 0 or first[levels] != size:
+            error = ERR_LEVEL
+        if error == 0:
+            error = sweep_groups(game, tier, order, first, levels, tiers, threads, ctl, True)
+    else:
+        error = level_order(game, tier, size, order, kept, first, threads, ctl)
+        if error == 0:
+            error = sweep_groups(game, tier, order, first, levels, tiers, threads, ctl)
     free(owned)
     free(first)
     return error

@@ -148,6 +148,16 @@ typedef struct GameKernel {
      * machines); -1 when (tier, index) is out of range. */
     int32_t (*level)(const void *ctx, int tier, int64_t index);
     int32_t level_count;
+    /* For the tier solver's sweep (optional, NULL where not offered; only with `level`): every
+     * position of a tier as a 32-bit member of the game's own coding, sorted by level, written
+     * into members[0 .. size-1], and first[L] where level L starts (first[level_count] = size),
+     * without a level worked out per index (Diffusion enumerates pairs of half boards whose
+     * potentials add up to each level).  Returns 0, or -1 for a tier out of range. */
+    int (*level_members)(const void *ctx, int tier, uint32_t *members, int64_t *first);
+    /* ...and the children of a member, as `expand` (same return convention), with the
+     * member's index in *index: the game need not unrank it. */
+    int (*expand_member)(const void *ctx, int tier, uint32_t member, int64_t *index,
+                         int *child_tier, int64_t *child_index, uint16_t *final_record);
 } GameKernel;
 
 /* One tier of a score game with cycles inside its tiers, for the compact score solver

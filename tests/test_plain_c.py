@@ -1,5 +1,5 @@
-"""The plain C solver of bench/ (the yardstick of the Diffusion speed figures) solves the game
-sowsolve solves: compiled here, its record of every position of 2x4 with 2 stones per pit
+"""The second plain C solver of bench/ (an independent check of the records, not the yardstick
+of the speed figures) solves the game sowsolve solves: compiled here, its record of every position of 2x4 with 2 stones per pit
 (every board of 1 to 16 stones, A to move) equals the table's."""
 import os
 import shutil
@@ -36,3 +36,104 @@ def test_the_plain_c_solver_gives_every_position_the_table_s_record(tmp_path, ta
     stones = sum((indices // power) % 6 for power in powers)
     # every board of 1 to 16 stones (the empty board never arises: a game ends before)
     assert compared == int(np.count_nonzero((stones >= 1) & (stones <= 16)))
+
+
+def test_the_readme_against_plain_c_is_the_measured_one():
+    """The README's figures against plain C are bench/results/plain-c.json's: a run of the
+    yardstick and sowsolve alternating, at least two runs each, each with its load average
+    before and after, both giving the start the same record; the ratio is the median of
+    sowsolve's wall times over the median of the yardstick's solve times, and it is the only
+    figure the README gives against plain C (the second plain C program's 0.17 is gone)."""
+    import json
+    import pathlib
+    import re
+    import statistics
+    root = pathlib.Path(ROOT)
+    result = json.loads((root / "bench/results/plain-c.json").read_text())
+    runs = result["runs"]
+    ours = [r for r in runs if r["program"] == "sowsolve"]
+    theirs = [r for r in runs if r["program"] == "yardstick"]
+    # two runs each, alternating; a run stopped early (result["stopped"]) may lack the last
+    assert len(ours) >= 2 and (len(theirs) >= 2 or result.get("stopped"))
+    assert len(theirs) >= 1
+    assert [r["program"] for r in runs] == (["sowsolve", "yardstick"] * len(ours))[:len(runs)]
+    assert all(len(r["load_before"]) == 3 and len(r["load_after"]) == 3 for r in runs)
+    assert result["same_start"] and len({(r["start"]["value"], r["start"]["remoteness"]) for r in runs}) == 1
+    ours_wall = statistics.median(r["wall_seconds"] for r in ours)
+    their_solve = statistics.median(r["solve_wall_seconds"] for r in theirs)
+    assert result["sowsolve_wall_seconds_median"] == round(ours_wall, 2)
+    assert result["yardstick_solve_seconds_median"] == round(their_solve, 2)
+    assert result["sowsolve_over_yardstick"] == round(ours_wall / their_solve, 2)
+    assert ours[0]["positions_per_side"] == 2175504513
+    text = " ".join((root / "README.md").read_text().split())
+    assert "0.17" not in text
+    found = re.search(r"\*\*Against plain C, sowsolve takes ([\d.]+) of the yardstick's wall time\*\*", text)
+    assert found and float(found[1]) == result["sowsolve_over_yardstick"]
+    assert len(re.findall(r"against plain C", text, re.I)) == 2      # the heading and that sentence
+    row = re.search(r"\| wall time, median \| (\d+) s \(its \"solve:\" line; (\d+) runs?\) \| (\d+) s "
+                    r"\(the whole process; (\d+) runs\) \|", text)
+    assert row and (int(row[2]), int(row[4])) == (len(theirs), len(ours))
+    assert (int(row[1]), int(row[3])) == (round(their_solve), round(ours_wall))
+    assert ("a run stopped before the yardstick's second run" in text) == (len(theirs) < 2)
+    cpu = re.search(r"\| CPU time \(user \+ system\), median \| (\d+) s \| (\d+) s \|", text)
+    assert cpu and (int(cpu[1]), int(cpu[2])) == (round(result["yardstick_cpu_seconds_median"]),
+                                                  round(result["sowsolve_cpu_seconds_median"]))
+    memory = re.search(r"\| peak memory \| ([\d.]+) GB \| ([\d.]+) GB \|", text)
+    assert memory and (float(memory[1]), float(memory[2])) == (
+        round(result["yardstick_peak_rss_kb_max"] * 1024 / 1e9, 1),
+        round(result["sowsolve_peak_rss_kb_max"] * 1024 / 1e9, 1))
+    table = re.search(r"\| table \| none \| (\d+) MB \(([\d.]+) bytes/position\) \|", text)
+    assert table and int(table[1]) == round(ours[0]["table_bytes"] / 1e6)
+    assert float(table[2]) == round(ours[0]["table_bytes"] / ours[0]["positions_per_side"], 3)
+
+
+def test_the_bench_says_when_the_yardstick_is_absent(tmp_path):
+    """No yardstick at the path given: one sentence naming it, exit 1, nothing run."""
+    import sys
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_plain_c.py"), "--yardstick",
+                          str(tmp_path / "none.c")], capture_output=True, text=True)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.strip() == f"no yardstick at {tmp_path / 'none.c'}: give the C source with --yardstick FILE"
+
+
+def test_the_readme_s_profile_is_the_measured_one():
+    """The README's CPU seconds by part of the solve, before and after, are
+    bench/results/profile-diffusion.json's (shares of the samples times their seconds)."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(ROOT)
+    profile = json.loads((root / "bench/results/profile-diffusion.json").read_text())
+    text = " ".join((root / "README.md").read_text().split())
+    for when in ("before", "after"):
+        part = profile[when]
+        assert part["cpu_seconds"] == round(part["samples"] / 999, 1)
+        for name, share in part["share"].items():
+            assert part["cpu_seconds_by_part"][name] == round(share * part["samples"] / 999, 1)
+    b, a = profile["before"]["cpu_seconds_by_part"], profile["after"]["cpu_seconds_by_part"]
+    found = re.search(r"before this version, ([\d.]+) of its ([\d.]+) CPU seconds went to working out "
+                      r"each position's children .*?, ([\d.]+) to the sweep itself .*?, ([\d.]+) to "
+                      r"sorting each tier by level, ([\d.]+) to the store thread's compression", text)
+    assert found
+    assert [float(found[i]) for i in range(1, 6)] == [b["children"], profile["before"]["cpu_seconds"],
+                                                      b["sweep_fold_and_reads"], b["level_order"],
+                                                      b["store_compression"]]
+    found = re.search(r"children ([\d.]+), sweep ([\d.]+), level order ([\d.]+), compression ([\d.]+), "
+                      r"([\d.]+) CPU seconds in all", text)
+    assert found
+    assert [float(found[i]) for i in range(1, 6)] == [a["children"], a["sweep_fold_and_reads"],
+                                                      a["level_order"], a["store_compression"],
+                                                      profile["after"]["cpu_seconds"]]
+
+
+def test_the_readme_s_identical_standard_table_is_the_compared_one():
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(ROOT)
+    identity = json.loads((root / "bench/results/standard-v1-identity.json").read_text())
+    assert identity["identical"] and identity["first_differing_tier"] is None
+    assert identity["records_compared"] == 2175504513 and identity["tiers"] == 48
+    text = " ".join((root / "README.md").read_text().split())
+    found = re.search(r"on the standard board, all ([\d,]+) records of the v1 table, tier by tier", text)
+    assert found and int(found[1].replace(",", "")) == identity["records_compared"]
