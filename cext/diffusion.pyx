@@ -132,6 +132,17 @@ cdef inline void decode_half(const DiffCtx *c, int h, int32_t code, uint8_t *boa
         code = code // 6
 
 
+cdef inline void half_stone_range(const DiffCtx *c, int tier, int *lo, int *hi) noexcept nogil:
+    """The stones half 0 can hold in a tier of `tier` stones: from what half 1 cannot hold
+    to what half 0 can."""
+    lo[0] = tier - MAX_STONES * c.m[1]
+    if lo[0] < 0:
+        lo[0] = 0
+    hi[0] = MAX_STONES * c.m[0]
+    if hi[0] > tier:
+        hi[0] = tier
+
+
 cdef inline int half_codes(const DiffCtx *c, int tier, int64_t index, int32_t *code) noexcept nogil:
     """The two half codes of (tier, index) in code[0], code[1]; -1 when out of range."""
     cdef const int64_t *row
@@ -140,12 +151,7 @@ cdef inline int half_codes(const DiffCtx *c, int tier, int64_t index, int32_t *c
     if tier < 0 or tier > c.max_tier or index < 0 or index >= c.tier_size[tier]:
         return -1
     row = c.offsets + <int64_t>tier * c.stride
-    lo = tier - MAX_STONES * c.m[1]
-    if lo < 0:
-        lo = 0
-    hi = MAX_STONES * c.m[0]
-    if hi > tier:
-        hi = tier
+    half_stone_range(c, tier, &lo, &hi)
     s1 = hi
     while s1 > lo and row[s1] > index:
         s1 -= 1
@@ -259,12 +265,7 @@ cdef int level_members(const void *ctx, int tier, uint32_t *members, int64_t *fi
     cdef int64_t *cursor
     if tier < 0 or tier > c.max_tier:
         return -1
-    lo = tier - MAX_STONES * c.m[1]
-    if lo < 0:
-        lo = 0
-    hi = MAX_STONES * c.m[0]
-    if hi > tier:
-        hi = tier
+    half_stone_range(c, tier, &lo, &hi)
     cursor = <int64_t *>calloc(levels + 1, sizeof(int64_t))
     if cursor == NULL:
         return -1
