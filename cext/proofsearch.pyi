@@ -39,6 +39,8 @@ class Prover:
         """'win' or 'loss' for the side to move of a final position, None with moves."""
     def value(self) -> str | None:
         """'win' or 'loss' for the side to move at the root once proved, else None."""
+    def aim(self, key: int) -> None:
+        """Search from `key` from now on, keeping the table (a worker's next job)."""
     def run(self, budget: int, control: npt.NDArray[np.int64] | None = None, threads: int = 1) -> bool:
         """Search on for at most `budget` more expansions (threads > 1: threads sharing the
         table): True once the root is proved."""

@@ -611,6 +611,16 @@ cdef class Prover:
         look_up(&self.s, self.root, &phi, &delta)
         return "win" if phi == 0 else "loss" if delta == 0 else None
 
+    def aim(self, uint64_t key):
+        """Search from `key` from now on, keeping the table: a worker of a distributed proof
+        takes job after job in one table, so what one job proved the next need not prove."""
+        if key == 0:
+            raise ValueError("0 is not a packed position")
+        if self.running:
+            raise RuntimeError("the search is running")
+        self.root = key
+        self.s.root = key
+
     def run(self, int64_t budget, int64_t[::1] control=None, int threads=1):
         """Search on from the root for at most `budget` more expansions (all threads together,
         give or take one per thread): True once the root is proved.  KeyboardInterrupt when

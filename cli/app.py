@@ -23,11 +23,12 @@ from ..solver.games import GAMES, make_game
 from ..solver.cluster import DaskExecutor
 from ..solver.tiers import IN_PROCESS, bar_name, default_threads, last_solved
 from ..solver.search import DEFAULT_MAX_POSITIONS
-from ..solver import estimate as estimates, proof as proofs
+from ..solver import estimate as estimates, proof as proofs, proofcluster as proofclusters
 from ..tables.format import BeyondTable, ForeignTable, TableError, TableMismatch, TableMissing
 from ..tables.layout import layout_of
 from ..tables.store import TableWriter, check_same_table, make_directory, open_table
 from ..tables import query as queries, report as reports, verify
+from ..tables.leaves import CitedLeaves, leaves_of
 from ..tables.export import (OutputError, StdoutClosed, Terminated, _silence_stdout,
                               export as export_table)
 from . import cluster as clusters, locate, render
@@ -798,6 +799,17 @@ def prove(
                                          "one of most discs, from `solve --max-discs`); left "
                                          "out, the tables directory's, if it has one."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    workers: Optional[int] = typer.Option(None, "--workers", **WHOLE, help="Prove on a local Dask "
+                                          "cluster of this many worker processes, each with a "
+                                          "search table of --memory (needs sowsolve[cluster])."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS", help="Prove on "
+                                            "the running Dask cluster of this scheduler."),
+    scheduler_file: Optional[str] = typer.Option(None, "--scheduler-file", metavar="FILE",
+                                                 help="Prove on the running Dask cluster this "
+                                                 "scheduler file names."),
+    job_nodes: int = typer.Option(proofclusters.JOB_NODES, "--job-nodes", **WHOLE, help="On a "
+                                  "cluster: expansions a worker spends on a position before it "
+                                  "answers with its children's numbers."),
 ):
     """Prove the value (win or loss for the side to move) of a position by df-pn proof-number
     search, in bounded memory: a proof needs one winning move at each of the winner's turns and
@@ -810,13 +822,27 @@ def prove(
       sowsolve prove overflow --size 3x4 --proof 3x4.proof
       sowsolve check --proof 3x4.proof
       sowsolve prove overflow --size 4x5 --tables DIR
+      sowsolve prove overflow --size 3x4 --workers 2
 
     With an endgame table of the board (`sowsolve solve overflow --max-discs D`), a line ends
     where the table holds the position, with the table's value; the proof cites the table by
     the checksum of its records, and `check --proof` needs the same table.
+
+    On a cluster (--workers, --scheduler, --scheduler-file) this process keeps the top of the
+    proof tree and hands its most-proving positions to the workers as jobs of --job-nodes
+    expansions; a job proves its position or answers with its children's numbers. What is
+    proved stays with this process (and its --checkpoint): a worker killed mid-job costs that
+    job. The proof is replayed before it is reported. An endgame table must be at the same path
+    on every worker.
     """
     with clear_errors():
         size = parse_memory(memory)
+        on_cluster = clusters.wanted(workers, scheduler, scheduler_file)
+        if on_cluster and threads is not None:
+            raise BadParameters("--threads is for a proof in this process; on a cluster each "
+                                "worker searches on one thread")
+        if not 1 <= job_nodes <= MAX_SEARCH:
+            raise BadParameters(f"--job-nodes must be from 1 to {MAX_SEARCH:,}, not {str(job_nodes)[:20]}")
         threads = check_threads(threads)
         if max_nodes is not None and not 1 <= max_nodes <= MAX_SEARCH:
             raise BadParameters(f"--max-nodes must be from 1 to {MAX_SEARCH:,}, not {str(max_nodes)[:20]}")
@@ -830,22 +856,41 @@ def prove(
                 proofs.check_output(output, option)
         if proof is not None and checkpoint is not None and os.path.realpath(proof) == os.path.realpath(checkpoint):
             raise BadParameters("--proof and --checkpoint name the same file")
-        leaves = endgame_leaves(g, tables, required=tables is not None)
+        table_path = endgame_table(g, tables, required=tables is not None)
+        leaves = None if table_path is None else leaves_of(g, table_path)
         with stop_on_terminate():
-            result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint,
-                                          threads=threads, leaves=leaves)
-            if result is not None and proof is not None and not result.winner_choices:
-                choices = proofs.extract(prover, g.key(pos)[1], result.value, max_nodes)
-                if choices is None:         # writing the proof would take more than --max-nodes
-                    result = None
-                else:
-                    result.winner_choices = choices
+            if on_cluster:
+                with clusters.client_for(workers, scheduler, scheduler_file) as client:
+                    source = None
+                    if leaves is not None:
+                        source = CitedLeaves(g.name, tuple(sorted(g.parameters().items())),
+                                             os.path.abspath(table_path),
+                                             tuple(sorted(leaves.citation.items())))
+                        clusters.check_seen(client, source.path, "the endgame table")
+                    cluster_info = {"workers": len(client.scheduler_info().get("workers", {})),
+                                    "job_nodes": job_nodes}
+                    result, expanded = proofclusters.prove_on_cluster(
+                        client, g, pos, proofs.memory_entries(size), leaves=leaves,
+                        leaves_source=source, job_nodes=job_nodes, max_nodes=max_nodes,
+                        checkpoint=checkpoint, progress=tier_bar)
+                threads = None
+            else:
+                result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint,
+                                              threads=threads, leaves=leaves)
+                expanded = prover.nodes
+                if result is not None and proof is not None and not result.winner_choices:
+                    choices = proofs.extract(prover, g.key(pos)[1], result.value, max_nodes)
+                    if choices is None:     # writing the proof would take more than --max-nodes
+                        result = None
+                    else:
+                        result.winner_choices = choices
+                    expanded = prover.nodes
         if result is None:
             if as_json:     # a script still learns how far the search went
                 emit_json({"game": g.name, "description": g.describe(), "parameters": g.parameters(),
                            "position": g.format_position(pos), "proved": False,
-                           "nodes": prover.nodes, "max_nodes": max_nodes})
-            fail(f"not proved within the budget: {prover.nodes:,} positions expanded "
+                           "nodes": expanded, "max_nodes": max_nodes})
+            fail(f"not proved within the budget: {expanded:,} positions expanded "
                  f"(--max-nodes {max_nodes})", 1)
         report = {"game": g.name, "description": g.describe(), "parameters": g.parameters(),
                   "position": g.format_position(pos), "proved": True, "value": result.value,
@@ -856,6 +901,8 @@ def prove(
                   "note": "remoteness is no part of a proof: the moves proved win, not necessarily fastest"}
         if leaves is not None:
             report["tables"] = leaves.citation
+        if on_cluster:
+            report["cluster"] = cluster_info
         if proof is not None:
             choices = result.winner_choices
             report["proof"] = {"file": proof, "winner_positions": len(choices),
@@ -864,9 +911,9 @@ def prove(
         show(report, as_json, render.prove_text)
 
 
-def endgame_leaves(game, directory: str | None, required: bool = False):
-    """The proof search's leaves from the board's endgame table of most discs in `directory`
-    (None: the tables directory); None where it holds none (TableMissing when `required`)."""
+def endgame_table(game, directory: str | None, required: bool = False) -> str | None:
+    """The board's endgame table of most discs in `directory` (None: the tables directory), for
+    the proof search's leaves; None where it holds none (TableMissing when `required`)."""
     if getattr(GAMES.get(game.name), "endgame", None) is None:
         if required:
             raise BadParameters(f"{game.describe()} takes no endgame tables at the leaves of a proof")
@@ -884,13 +931,7 @@ def endgame_leaves(game, directory: str | None, required: bool = False):
             raise TableMissing(f"no endgame table of {game.describe()} in {locate.short(folder, 60)}; "
                                f"make one with `{locate.solve_command(game)} --max-discs 8`")
         return None
-    return _leaves_of(game, max(found)[1])
-
-
-def _leaves_of(game, path: str):
-    with open_table(path) as t:
-        records = {int(tier): t.tier_records(tier) for tier in t.tiers}
-        return proofs.table_leaves(game, t.game, records, int(t.meta["max_stones"]), path)
+    return max(found)[1]
 
 
 def proof_leaves(proof: str, directory: str | None):
@@ -909,7 +950,7 @@ def proof_leaves(proof: str, directory: str | None):
             raise proofs.ProofFails(f"the endgame table {name} its lines end in is not in "
                                     f"{locate.short(folders[0], 60)} nor beside the proof")
         try:
-            leaves = _leaves_of(found.game, path)
+            leaves = leaves_of(found.game, path)
         except (TableError, BadParameters) as exc:
             raise proofs.ProofFails(f"the endgame table {name} it cites cannot be read: {exc}") from None
         if leaves.citation != found.tables:

@@ -1,0 +1,504 @@
+"""The proof search spread over a Dask cluster (`prove --workers N | --scheduler ADDRESS`).
+
+Job-level proof-number search (Wu, Lin et al., "Job-level proof-number search", 2010), the
+method that proved Connect6 openings on a cluster: the driver keeps the top of the proof tree
+(a DAG of positions, one node per canonical position), picks its most-proving leaf as df-pn
+would pick it, and hands that position to a worker as a job: "search this position with df-pn
+for at most B expansions".  The worker's answer is either a proof of the position (who wins,
+with the winner's choices below it: a subproof) or the numbers the worker's search found for
+each of its children, which become the node's children in the driver's tree.  Proof and
+disproof numbers then go up the DAG as in any proof-number search, and the next leaf is picked.
+
+What is proved is never lost and never repeated:
+- a proved position is a node with its value and its subproof, kept by the driver (and in its
+  checkpoint), whatever happens to the worker that proved it; a worker killed mid-job costs that
+  job, which Dask hands to another worker;
+- each worker keeps one search table across all its jobs (`Prover.aim`), so what one job
+  proved, the next job on that worker reads instead of searching again; children that a job
+  proved on its way are sent back with their subproofs, so the driver never hands them out.
+
+The proof written at the end is one proof file like the in-process search's: the driver's
+winning choices in its tree joined with the subproofs below them, kept to the positions its
+lines reach, and replayed by the compiled proof checker before anything is reported."""
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import zipfile
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import numpy as np
+
+from .contract import Game
+from .errors import BadParameters, quote
+from .kernels import compiled, run_stoppable
+from .proof import (CHECKPOINT_SECONDS, SAVE_SHARE, BadProof, Choices, DamagedProof, Leaves, Proved,
+                    ProofFails, _npy_header, _npy_member, checkpoint_lock, write_whole)
+from .tiers import Progress, no_progress
+
+#: expansions a job may spend before it answers with its children's numbers: a few seconds of one
+#: core, so that a job's answer and the driver's choice of the next are small beside it
+JOB_NODES = 1 << 22
+#: jobs in flight per worker: one computing, one waiting, so a worker never idles on the driver
+JOBS_PER_WORKER = 2
+INFINITY = compiled("proofsearch").INFINITY
+#: a node's value in the driver's tree and in its checkpoint
+UNKNOWN, LOSS, WIN = -1, 0, 1
+VALUE_NAMES = {WIN: "win", LOSS: "loss"}
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs for one job (pickled to it): the game by name and board, the
+    position, the budget, the size of its table, and where its endgame leaves come from."""
+    game: str
+    parameters: tuple
+    key: int
+    budget: int
+    entries: int
+    leaves: Callable[[], Leaves] | None      # picklable; called once per worker
+    table: str | None                        # the leaves' checksum: which search table to keep
+
+
+# --- the worker's side -----------------------------------------------------------------------
+
+#: the one search table a worker process keeps across jobs: (identity, prover, game, leaves);
+#: the game and leaves own the kernels whose capsule the prover holds, so they are kept with it
+_kept: dict = {}
+
+
+def forget() -> None:
+    """Drop the worker's kept search table (a worker of a long-lived cluster, between proofs
+    that should not share what they proved, such as runs to compare)."""
+    _kept.clear()
+
+
+def _prover(job: Job):
+    identity = (job.game, job.parameters, job.entries, job.table)
+    held = _kept.get("search")
+    if held is None or held[0] != identity:
+        _kept.clear()                       # a new proof frees the last one's table first
+        from .games import make_game
+        game = make_game(job.game, **dict(job.parameters))
+        leaves = None if job.leaves is None else job.leaves()
+        capsule = game.kernel().capsule() if leaves is None else leaves.kernel.capsule()
+        prover = compiled("proofsearch").Prover(capsule, job.key, job.entries)
+        held = _kept["search"] = (identity, prover, game, leaves)
+    return held[1]
+
+
+def _subproof(prover, key: int, value: int) -> tuple[np.ndarray, np.ndarray]:
+    found = prover.extract(key, value == WIN)
+    if found is None:                       # pragma: no cover - no budget given: never
+        raise RuntimeError("a subproof could not be drawn from the worker's table")
+    return found
+
+
+def run_job(job: Job) -> dict:
+    """One job on a worker: df-pn from `job.key` for at most `job.budget` expansions in the
+    worker's kept table.  Answers {key, nodes, value, keys, chosen} when the position is proved
+    (keys/chosen: the subproof), else {key, nodes, value: UNKNOWN, children: [(child, phi,
+    delta)], proved: [(child, value, keys, chosen)]}."""
+    prover = _prover(job)
+    prover.aim(job.key)
+    before = prover.nodes
+    prover.run(job.budget, None, 1)
+    nodes = prover.nodes - before
+    phi, delta = prover.numbers(job.key)
+    if phi == 0 or delta == 0:
+        value = WIN if phi == 0 else LOSS
+        keys, chosen = _subproof(prover, job.key, value)
+        return {"key": job.key, "nodes": nodes, "value": value, "keys": keys, "chosen": chosen}
+    children, proved = [], []
+    for child in prover.children(job.key):
+        c_phi, c_delta = prover.numbers(child)
+        if c_phi == 0 or c_delta == 0:
+            value = WIN if c_phi == 0 else LOSS
+            keys, chosen = _subproof(prover, child, value)
+            proved.append((child, value, keys, chosen))
+        else:
+            children.append((child, c_phi, c_delta))
+    return {"key": job.key, "nodes": nodes, "value": UNKNOWN, "children": children, "proved": proved}
+
+
+# --- the driver's tree --------------------------------------------------------------------------
+
+class Node:
+    """A position of the top of the proof tree: its numbers, its value once known, its children
+    once a job came back without a proof, and whether a job is out on it."""
+    __slots__ = ("phi", "delta", "value", "children", "busy")
+
+    def __init__(self, phi: int = 1, delta: int = 1, value: int = UNKNOWN):
+        self.phi, self.delta, self.value = phi, delta, value
+        self.children: list[int] | None = None
+        self.busy = False
+
+
+class Tree:
+    """The driver's DAG of positions, keyed by canonical packed position (transpositions are
+    one node), with the subproofs of the positions jobs proved."""
+
+    def __init__(self, root: int):
+        self.root = root
+        self.nodes: dict[int, Node] = {root: Node()}
+        self.subproofs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.expanded = 0                   # positions expanded by all jobs
+
+    def proved(self, key: int, value: int, keys: np.ndarray, chosen: np.ndarray) -> None:
+        node = self.nodes.setdefault(key, Node())
+        if node.value == UNKNOWN:
+            node.value = value
+            node.phi, node.delta = (0, INFINITY) if value == WIN else (INFINITY, 0)
+            node.children = None
+            self.subproofs[key] = (np.asarray(keys, dtype=np.uint64), np.asarray(chosen, dtype=np.uint64))
+
+    def answer(self, result: dict) -> None:
+        """A job's answer: its position proved, or its children with their numbers."""
+        self.expanded += int(result["nodes"])
+        key = int(result["key"])
+        node = self.nodes[key]
+        node.busy = False
+        if result["value"] != UNKNOWN:
+            self.proved(key, int(result["value"]), result["keys"], result["chosen"])
+            self.update()
+            return
+        if node.value != UNKNOWN or node.children is not None:
+            return                          # proved or expanded meanwhile (a transposition)
+        children = []
+        for child, phi, delta in result["children"]:
+            child = int(child)
+            if child not in self.nodes:
+                self.nodes[child] = Node(int(phi), int(delta))
+            children.append(child)
+        for child, value, keys, chosen in result["proved"]:
+            self.proved(int(child), int(value), keys, chosen)
+            children.append(int(child))
+        node.children = children
+        self.update()
+
+    def update(self) -> None:
+        """Numbers and values of every node from its children (the DAG is acyclic: every move of
+        a game proved by search lowers its tier), bottom up."""
+        for key in self._post_order():
+            node = self.nodes[key]
+            if node.children is not None and node.value == UNKNOWN:
+                kids = [self.nodes[c] for c in node.children]
+                if any(k.value == LOSS for k in kids):
+                    node.value, node.phi, node.delta = WIN, 0, INFINITY
+                elif all(k.value == WIN for k in kids):
+                    node.value, node.phi, node.delta = LOSS, INFINITY, 0
+                else:
+                    node.phi = min(k.delta for k in kids)
+                    node.delta = min(INFINITY - 1, sum(k.phi for k in kids))
+
+    def _post_order(self) -> Iterator[int]:
+        seen: set[int] = set()
+        stack = [(self.root, False)]
+        while stack:
+            key, after = stack.pop()
+            if after:
+                yield key
+                continue
+            if key in seen:
+                continue
+            seen.add(key)
+            stack.append((key, True))
+            node = self.nodes[key]
+            if node.children is not None and node.value == UNKNOWN:
+                stack.extend((c, False) for c in node.children if c not in seen)
+
+    def select(self) -> int | None:
+        """The most-proving leaf with no job out on it (None: every open leaf is out): from the
+        root, the child whose disproof number is least (the one that sets its parent's proof
+        number), among those with such a leaf below."""
+        open_below: dict[int, bool] = {}
+        for key in self._post_order():
+            node = self.nodes[key]
+            if node.value != UNKNOWN:
+                open_below[key] = False
+            elif node.children is None:
+                open_below[key] = not node.busy
+            else:
+                open_below[key] = any(open_below.get(c, False) for c in node.children)
+        key = self.root
+        if not open_below.get(key, False):
+            return None
+        while self.nodes[key].children is not None:
+            key = min((c for c in self.nodes[key].children if open_below.get(c, False)),
+                      key=lambda c: (self.nodes[c].delta, self.nodes[c].phi))
+        return key
+
+    @property
+    def value(self) -> int:
+        return self.nodes[self.root].value
+
+    def choices(self) -> Choices:
+        """The winner's choices of the proof from the root: in the tree, a child lost for its
+        side to move at each of the winner's nodes; below a node a job proved, its subproof.
+        Joined and sorted, one choice per position (a position proved twice is a win either
+        way)."""
+        keys, chosen = [], []
+        seen: set[int] = set()
+        stack = [self.root]
+        while stack:
+            key = stack.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            node = self.nodes[key]
+            if key in self.subproofs:
+                keys.append(self.subproofs[key][0])
+                chosen.append(self.subproofs[key][1])
+            elif node.value == WIN:
+                pick = next(c for c in node.children if self.nodes[c].value == LOSS)
+                keys.append(np.array([key], dtype=np.uint64))
+                chosen.append(np.array([pick], dtype=np.uint64))
+                stack.append(pick)
+            else:                            # a loss in the tree: every child, each a win
+                stack.extend(node.children)
+        if not keys:
+            return Choices(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+        all_keys, all_chosen = np.concatenate(keys), np.concatenate(chosen)
+        unique, first = np.unique(all_keys, return_index=True)
+        return Choices(unique, all_chosen[first])
+
+
+# --- the driver's checkpoint ---------------------------------------------------------------------
+
+CHECKPOINT_KIND = "sowsolve-proof-cluster"
+
+
+def save_tree(path: str, identity: str, tree: Tree) -> None:
+    """The driver's tree and subproofs, written whole (a numpy .npz archive, never pickled)."""
+    keys = np.fromiter(tree.nodes, dtype=np.uint64, count=len(tree.nodes))
+    nodes = [tree.nodes[int(k)] for k in keys]
+    numbers = np.array([(n.phi, n.delta, n.value) for n in nodes], dtype=np.int64).reshape(-1, 3)
+    counts = np.array([-1 if n.children is None else len(n.children) for n in nodes], dtype=np.int64)
+    children = np.array([c for n in nodes if n.children is not None for c in n.children], dtype=np.uint64)
+    roots = np.fromiter(tree.subproofs, dtype=np.uint64, count=len(tree.subproofs))
+    sizes = np.array([tree.subproofs[int(r)][0].size for r in roots], dtype=np.int64)
+    parts = [tree.subproofs[int(r)] for r in roots]
+    sub_keys = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.uint64)
+    sub_chosen = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.uint64)
+    arrays = {"keys": keys, "numbers": numbers, "counts": counts, "children": children,
+              "roots": roots, "sizes": sizes, "sub_keys": sub_keys, "sub_chosen": sub_chosen,
+              "expanded": np.array([tree.expanded], dtype=np.int64),
+              "identity": np.frombuffer(identity.encode(), dtype=np.uint8)}
+
+    def write(out) -> None:
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+            for name, array in arrays.items():
+                _npy_member(archive, name, np.ascontiguousarray(array))
+    write_whole(path, write)
+
+
+#: each array of a driver's checkpoint: its type and number of dimensions
+TREE_ARRAYS = {"keys": ("<u8", 1), "numbers": ("<i8", 2), "counts": ("<i8", 1),
+               "children": ("<u8", 1), "roots": ("<u8", 1), "sizes": ("<i8", 1),
+               "sub_keys": ("<u8", 1), "sub_chosen": ("<u8", 1), "expanded": ("<i8", 1),
+               "identity": ("|u1", 1)}
+
+
+def load_tree(path: str, identity: str, root: int) -> Tree:
+    """A driver's checkpoint of the same proof, its form checked (types, shapes, every child a
+    node of the tree, values and numbers in range); never unpickled.  Its values are not
+    trusted: the proof drawn from it is replayed before anything is reported."""
+    what = f"--checkpoint {quote(path, 60)}"
+    bad = BadProof(f"{what} is not a checkpoint of a proof on a cluster")
+    try:
+        arrays = {}
+        with zipfile.ZipFile(path) as archive:
+            if {f"{name}.npy" for name in TREE_ARRAYS} - set(archive.namelist()):
+                raise bad
+            for name, (wanted, dims) in TREE_ARRAYS.items():
+                with archive.open(f"{name}.npy") as member:
+                    shape, dtype = _npy_header(member, what)
+                    if dtype != np.dtype(wanted) or len(shape) != dims or (dims == 2 and shape[1] != 3):
+                        raise bad
+                    size = int(np.prod(shape)) * dtype.itemsize
+                    if size > archive.getinfo(f"{name}.npy").file_size:
+                        raise bad
+                    data = member.read(size)
+                    if len(data) != size:
+                        raise bad
+                    arrays[name] = np.frombuffer(data, dtype=dtype).reshape(shape)
+    except BadProof:
+        raise
+    except (OSError, ValueError, KeyError, EOFError, MemoryError, RuntimeError, zipfile.BadZipFile):
+        raise bad from None
+    if arrays["identity"].tobytes().decode("utf-8", "replace") != identity:
+        raise BadProof(f"{what} is a checkpoint of another board, position or table")
+    keys, numbers, counts, children = arrays["keys"], arrays["numbers"], arrays["counts"], arrays["children"]
+    roots, sizes = arrays["roots"], arrays["sizes"]
+    n = keys.size
+    if (numbers.shape[0] != n or counts.size != n or arrays["expanded"].size != 1
+            or int(arrays["expanded"][0]) < 0 or np.unique(keys).size != n or root not in set(keys.tolist())
+            or bool(np.any(counts < -1)) or int(counts[counts > 0].sum()) != children.size
+            or bool(np.any(numbers[:, :2] < 0)) or bool(np.any(numbers[:, :2] > INFINITY))
+            or not set(numbers[:, 2].tolist()) <= {UNKNOWN, WIN, LOSS}
+            or sizes.size != roots.size or bool(np.any(sizes < 0))
+            or int(sizes.sum()) != arrays["sub_keys"].size or arrays["sub_keys"].size != arrays["sub_chosen"].size
+            or not set(children.tolist()) <= set(keys.tolist())
+            or not set(roots.tolist()) <= set(keys.tolist())):
+        raise bad
+    tree = Tree(root)
+    tree.nodes = {}
+    at = 0
+    for key, (phi, delta, value), count in zip(keys.tolist(), numbers.tolist(), counts.tolist()):
+        node = Node(phi, delta, value)
+        if count >= 0:
+            node.children = children[at:at + count].tolist()
+            at += count
+        tree.nodes[key] = node
+    at = 0
+    for key, size in zip(roots.tolist(), sizes.tolist()):
+        if tree.nodes[key].value == UNKNOWN:
+            raise bad
+        tree.subproofs[key] = (arrays["sub_keys"][at:at + size].copy(), arrays["sub_chosen"][at:at + size].copy())
+        at += size
+    for key, node in tree.nodes.items():
+        if node.value != UNKNOWN and node.children is None and key not in tree.subproofs:
+            raise bad                       # a value with neither children nor a subproof
+    tree.expanded = int(arrays["expanded"][0])
+    tree.update()
+    return tree
+
+
+# --- the driver ----------------------------------------------------------------------------------
+
+def _identity(game: Game, position, citation: dict | None) -> str:
+    from .proof import _identity as search_identity
+    return CHECKPOINT_KIND + " " + search_identity(game, position, citation)
+
+
+def prove_on_cluster(client, game: Game, position, memory_entries: int, *,
+                     leaves: Leaves | None = None, leaves_source: Callable[[], Leaves] | None = None,
+                     job_nodes: int = JOB_NODES, max_nodes: int | None = None,
+                     checkpoint: str | None = None, checkpoint_seconds: float = CHECKPOINT_SECONDS,
+                     progress: Progress = no_progress) -> tuple[Proved | None, int]:
+    """Prove `position` with jobs on the Dask `client`'s workers, each worker's search table of
+    `memory_entries` entries.  `leaves` (the driver's) and `leaves_source` (a picklable call that
+    gives each worker the same endgame table) end lines in an endgame table.  Returns the result
+    (with the proof's choices, replayed by the proof checker) and the positions expanded; None
+    when `max_nodes` were spent.  With `checkpoint`, the driver's tree is saved every
+    `checkpoint_seconds`, when stopped and at the end, and a run given it goes on from it."""
+    if (leaves is None) != (leaves_source is None):
+        raise ValueError("leaves and leaves_source go together")
+    if job_nodes < 1:
+        raise BadParameters(f"a job needs at least 1 expansion, not {job_nodes}")
+    _, root = game.key(position)
+    citation = None if leaves is None else leaves.citation
+    identity = _identity(game, position, citation)
+    with contextlib.ExitStack() as held:
+        if checkpoint is not None:
+            held.enter_context(checkpoint_lock(checkpoint))
+        tree = load_tree(checkpoint, identity, root) if checkpoint is not None and os.path.exists(checkpoint) \
+            else Tree(root)
+        started = time.perf_counter()
+        try:
+            proved = _drive(client, game, tree, memory_entries, leaves_source, citation, job_nodes,
+                            max_nodes, progress, lambda: save_tree(checkpoint, identity, tree)
+                            if checkpoint is not None else None, checkpoint_seconds)
+        except BaseException as stop:
+            if checkpoint is not None and not isinstance(stop, Exception):
+                save_tree(checkpoint, identity, tree)       # Ctrl-C, TERM
+            raise
+        if checkpoint is not None:
+            save_tree(checkpoint, identity, tree)
+        if not proved:
+            return None, tree.expanded
+        seconds = time.perf_counter() - started
+        value = VALUE_NAMES[tree.value]
+        choices = _checked(game, position, tree, value, leaves, checkpoint)
+        root_node = tree.nodes[root]
+        winning = []
+        if value == "win":
+            lost = {c for c in (root_node.children or []) if tree.nodes[c].value == LOSS}
+            if root in tree.subproofs:
+                lost.add(choices.get(root))
+            for move in game.legal_moves(position):
+                if game.key(game.play(position, move))[1] in lost:
+                    winning.append(game.format_move(move))
+        result = Proved(value, winning, len(game.legal_moves(position)), tree.expanded, round(seconds, 3),
+                        memory_entries, memory_entries * compiled("proofsearch").ENTRY_BYTES, 0, choices)
+        return result, tree.expanded
+
+
+def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation, job_nodes: int,
+           max_nodes: int | None, progress: Progress, save: Callable[[], None],
+           checkpoint_seconds: float) -> bool:
+    from distributed import as_completed
+    from distributed.client import FutureCancelledError
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    table = None if citation is None else citation["checksum"]
+    parameters = tuple(sorted(game.parameters().items()))
+    running = as_completed()
+    out: dict = {}
+    last_saved, interval = time.perf_counter(), checkpoint_seconds
+    with progress(max_nodes, "positions expanded") as bar:
+        shown = tree.expanded
+        bar.update(shown)
+        try:
+            while tree.value == UNKNOWN:
+                if max_nodes is not None and tree.expanded >= max_nodes:
+                    return False
+                while len(out) < JOBS_PER_WORKER * workers:
+                    key = tree.select()
+                    if key is None:
+                        break
+                    tree.nodes[key].busy = True
+                    job = Job(game.name, parameters, key, job_nodes, entries, leaves_source, table)
+                    future = client.submit(run_job, job, pure=False, key=f"sowsolve-prove-{key:x}-{time.monotonic_ns()}")
+                    out[future.key] = (future, key)
+                    running.add(future)
+                if not out:                  # pragma: no cover - an open leaf always exists
+                    raise RuntimeError("the proof tree has no open position and no value")
+                future = next(running)
+                _, key = out.pop(future.key)
+                try:
+                    result = future.result()
+                except FutureCancelledError:
+                    tree.nodes[key].busy = False
+                    continue
+                except Exception as exc:     # noqa: BLE001 - a worker's failure, named
+                    if type(exc).__name__ == "KilledWorker":
+                        tree.nodes[key].busy = False        # its workers died: hand it out again
+                        continue
+                    raise
+                tree.answer(result)
+                if tree.expanded > shown:
+                    bar.update(tree.expanded - shown)
+                    shown = tree.expanded
+                if time.perf_counter() - last_saved >= interval:
+                    began = time.perf_counter()
+                    save()
+                    last_saved = time.perf_counter()
+                    interval = max(checkpoint_seconds, SAVE_SHARE * (last_saved - began))
+        finally:
+            for future, _ in out.values():
+                future.cancel()
+    return True
+
+
+def _checked(game: Game, position, tree: Tree, value: str, leaves: Leaves | None,
+             checkpoint: str | None) -> Choices:
+    """The proof joined from the tree and its subproofs, replayed by the compiled proof checker
+    (whatever a worker or a checkpoint said), kept to the positions its lines reach."""
+    choices = tree.choices()
+    _, root = game.key(position)
+    capsule = game.kernel().capsule() if leaves is None else leaves.kernel.capsule()
+    checker = compiled("proofcheck")
+    _, code, failed, reached = run_stoppable(lambda words: checker.check_proof(
+        capsule, root, value == "win", choices.keys, choices.chosen, words))
+    if code:
+        where = f"--checkpoint {quote(checkpoint, 60)} or a worker" if checkpoint else "a worker"
+        raise DamagedProof(f"the proof joined from the cluster's answers does not check "
+                           f"({checker.FAILURES[code]} {failed:#x}): {where} gave values the "
+                           f"game's positions do not bear out")
+    reached = np.asarray(reached, dtype=bool)
+    return Choices(choices.keys[reached], choices.chosen[reached])
+
+
+__all__ = ["JOB_NODES", "Job", "Tree", "prove_on_cluster", "run_job", "ProofFails"]

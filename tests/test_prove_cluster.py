@@ -1,0 +1,198 @@
+"""The proof search on a Dask cluster (solver/proofcluster.py, `prove --workers/--scheduler`):
+the same value as the in-process search and a proof that checks, on 3x4 and a 4x4 position;
+workers killed mid-proof lose nothing proved; a stopped proof goes on from the driver's
+checkpoint; a forged checkpoint never gives a value; bad options are usage errors."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from sowsolve.cli.app import app
+from sowsolve.solver import proof as proofs, proofcluster
+from sowsolve.solver.games import make_game
+from sowsolve.solver.tiers import no_progress
+
+distributed = pytest.importorskip("distributed")
+pytestmark = pytest.mark.slow
+
+ENTRIES = 1 << 18
+SOWSOLVE = os.path.join(os.path.dirname(sys.executable), "sowsolve")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+@pytest.fixture(autouse=True)
+def fresh_workers(request):
+    """Each test's workers start without the search tables earlier tests left them (a worker
+    keeps its table from job to job, and so from proof to proof of one board)."""
+    if "client" in request.fixturenames:
+        request.getfixturevalue("client").run(proofcluster.forget)
+
+
+def checks(game, position, result) -> None:
+    """The cluster's proof replays with the compiled checker from the position, reaching every
+    position it holds (what `check --proof` does with a proof file)."""
+    proof = proofs.ProofFile(game, position, result.value, result.winner_choices.keys,
+                             result.winner_choices.chosen)
+    report = proofs.verify_proof(proof, samples=200)
+    assert report["value"] == result.value and report["winner_positions"] == len(result.winner_choices)
+
+
+@pytest.mark.parametrize("size, position, job_nodes", [
+    ("3x4", None, 20000),
+    ("4x4", "2010/0132/0101/2111 D", 40000),     # four plies in: 158,000 expansions in process
+])
+def test_the_cluster_proves_what_the_search_in_process_proves(client, size, position, job_nodes):
+    game = make_game("overflow", size=size)
+    start = game.initial() if position is None else game.parse_position(position)
+    here, _ = proofs.prove(game, start, 192 << 20)
+    there, expanded = proofcluster.prove_on_cluster(client, game, start, ENTRIES, job_nodes=job_nodes)
+    assert there.value == here.value and expanded == there.nodes > job_nodes   # split into jobs
+    checks(game, start, there)
+    for text in there.winning_moves:            # each move it names wins: a proof from the child
+        child = game.play(start, game.parse_move(start, text))
+        lost, _ = proofs.prove(game, child, 192 << 20)
+        assert lost.value == "loss", text
+
+
+def test_workers_killed_mid_proof_lose_nothing_proved(client):
+    game = make_game("overflow", size="3x4")
+    start = game.initial()
+    pids = list(client.run(os.getpid).values())
+    done, errors, results = threading.Event(), [], []
+
+    def prove():
+        try:
+            results.append(proofcluster.prove_on_cluster(client, game, start, ENTRIES, job_nodes=5000))
+        except BaseException as exc:        # noqa: BLE001 - reported by the test
+            errors.append(exc)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=prove)
+    thread.start()
+    time.sleep(1.0)
+    killed_mid_proof = not done.is_set()
+    for pid in pids:                        # every worker at once: their jobs go to the new ones
+        os.kill(pid, signal.SIGKILL)
+    thread.join(300)
+    assert killed_mid_proof, "the proof ended before the workers were killed"
+    assert not errors, errors
+    result, _ = results[0]
+    assert result.value == "win"
+    checks(game, start, result)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_a_stopped_proof_goes_on_from_the_driver_s_checkpoint(client, tmp_path):
+    game = make_game("overflow", size="3x4")
+    start = game.initial()
+    checkpoint = str(tmp_path / "c.ckpt")
+    stopped, expanded = proofcluster.prove_on_cluster(client, game, start, ENTRIES, job_nodes=5000,
+                                                      max_nodes=30000, checkpoint=checkpoint)
+    assert stopped is None and expanded >= 30000 and os.path.isfile(checkpoint)
+    with zipfile.ZipFile(checkpoint) as archive:
+        saved_nodes = int(np.frombuffer(archive.read("keys.npy")[128:], dtype="<u8").size)
+    assert saved_nodes > 1                   # the tree grew before it stopped
+    result, total = proofcluster.prove_on_cluster(client, game, start, ENTRIES, job_nodes=20000,
+                                                  checkpoint=checkpoint)
+    assert result.value == "win" and total > expanded
+    checks(game, start, result)
+    # a checkpoint of the search in process is not one of the cluster's, nor the reverse
+    with pytest.raises(proofs.BadProof, match="not a checkpoint"):
+        proofs.prove(game, start, 192 << 20, checkpoint=checkpoint)
+
+
+def _rewrite(path, **arrays):
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        for name, data in members.items():
+            stem = name[:-len(".npy")]
+            if stem in arrays:
+                with archive.open(name, "w") as member:
+                    np.lib.format.write_array(member, arrays[stem], allow_pickle=False)
+            else:
+                archive.writestr(name, data)
+
+
+def _array(path, name):
+    with zipfile.ZipFile(path) as archive, archive.open(f"{name}.npy") as member:
+        return np.lib.format.read_array(member, allow_pickle=False)
+
+
+def test_a_forged_checkpoint_never_gives_a_value(client, tmp_path):
+    """A checkpoint whose values lie (every open node of the tree called a win, every subproof
+    emptied) ends in an error naming the checkpoint, never in a value; one whose form is broken
+    is refused before any job."""
+    game = make_game("overflow", size="3x4")
+    start = game.initial()
+    checkpoint = str(tmp_path / "c.ckpt")
+    proofcluster.prove_on_cluster(client, game, start, ENTRIES, job_nodes=2000, max_nodes=20000,
+                                  checkpoint=checkpoint)
+    numbers = _array(checkpoint, "numbers").copy()
+    counts = _array(checkpoint, "counts")
+    keys = _array(checkpoint, "keys")
+    forged = str(tmp_path / "forged.ckpt")
+    with open(checkpoint, "rb") as f, open(forged, "wb") as g:
+        g.write(f.read())
+    # the root's children all lost for their side to move, each with an empty subproof
+    root = game.key(start)[1]
+    at = int(np.flatnonzero(keys == root)[0])
+    first = int(counts[:at][counts[:at] > 0].sum())
+    kids = _array(checkpoint, "children")[first:first + int(counts[at])]
+    for kid in kids:
+        numbers[int(np.flatnonzero(keys == kid)[0])] = (proofcluster.INFINITY, 0, proofcluster.LOSS)
+    roots, sizes = _array(checkpoint, "roots"), _array(checkpoint, "sizes")
+    sub_keys, sub_chosen = _array(checkpoint, "sub_keys"), _array(checkpoint, "sub_chosen")
+    ends = np.cumsum(sizes)
+    kept = [i for i in range(roots.size) if roots[i] not in set(kids.tolist())]
+    parts = [slice(int(ends[i] - sizes[i]), int(ends[i])) for i in kept]
+    _rewrite(forged, numbers=numbers,
+             roots=np.concatenate([roots[kept], kids]).astype("<u8"),
+             sizes=np.concatenate([sizes[kept], np.zeros(kids.size, dtype="<i8")]).astype("<i8"),
+             sub_keys=np.concatenate([sub_keys[p] for p in parts] + [np.zeros(0, "<u8")]).astype("<u8"),
+             sub_chosen=np.concatenate([sub_chosen[p] for p in parts] + [np.zeros(0, "<u8")]).astype("<u8"))
+    with pytest.raises(proofs.DamagedProof, match="does not check"):
+        proofcluster.prove_on_cluster(client, game, start, ENTRIES, job_nodes=2000, checkpoint=forged)
+    broken = str(tmp_path / "broken.ckpt")
+    with open(checkpoint, "rb") as f, open(broken, "wb") as g:
+        g.write(f.read())
+    _rewrite(broken, children=np.full(3, 12345, dtype="<u8"))
+    with pytest.raises(proofs.BadProof, match="not a checkpoint of a proof on a cluster"):
+        proofcluster.prove_on_cluster(client, game, start, ENTRIES, checkpoint=broken)
+
+
+def run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_prove_on_workers_from_the_command_line(tmp_path):
+    proof = tmp_path / "p.proof"
+    done = subprocess.run([SOWSOLVE, "prove", "overflow", "--size", "3x4", "--workers", "2",
+                           "--job-nodes", "20000", "--memory", "256M", "--proof", str(proof), "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["value"] == "win" and report["cluster"] == {"workers": 2, "job_nodes": 20000}
+    assert run("check", "--proof", proof).exit_code == 0
+    for bad, what in ((["--workers", "2", "--threads", "2"], "--threads"),
+                      (["--workers", "2", "--job-nodes", "0"], "--job-nodes"),
+                      (["--workers", "0"], "--workers"),
+                      (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "cannot be given together")):
+        result = run("prove", "overflow", "--size", "3x4", *bad)
+        assert result.exit_code == 2 and what in result.output, (bad, result.output)
