@@ -807,9 +807,10 @@ def prove(
     scheduler_file: Optional[str] = typer.Option(None, "--scheduler-file", metavar="FILE",
                                                  help="Prove on the running Dask cluster this "
                                                  "scheduler file names."),
-    job_nodes: int = typer.Option(proofclusters.JOB_NODES, "--job-nodes", **WHOLE, help="On a "
-                                  "cluster: expansions a worker spends on a position before it "
-                                  "answers with its children's numbers."),
+    job_nodes: Optional[int] = typer.Option(None, "--job-nodes", **WHOLE, help="On a cluster: "
+                                            "expansions a worker spends on a position before it "
+                                            "answers with its children's numbers (left out: "
+                                            f"{proofclusters.JOB_NODES:,})."),
 ):
     """Prove the value (win or loss for the side to move) of a position by df-pn proof-number
     search, in bounded memory: a proof needs one winning move at each of the winner's turns and
@@ -841,6 +842,11 @@ def prove(
         if on_cluster and threads is not None:
             raise BadParameters("--threads is for a proof in this process; on a cluster each "
                                 "worker searches on one thread")
+        if job_nodes is not None and not on_cluster:
+            raise BadParameters("--job-nodes is for a proof on a cluster (--workers, --scheduler, "
+                                "--scheduler-file)")
+        if job_nodes is None:
+            job_nodes = proofclusters.JOB_NODES
         if not 1 <= job_nodes <= MAX_SEARCH:
             raise BadParameters(f"--job-nodes must be from 1 to {MAX_SEARCH:,}, not {str(job_nodes)[:20]}")
         threads = check_threads(threads)

@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import signal
+import stat
 import threading
 import uuid
 import warnings
@@ -46,8 +47,13 @@ def _distributed():
 def _scheduler_address(scheduler_file: str) -> str:
     """The address a scheduler file (`dask scheduler --scheduler-file`) names."""
     try:
+        if not stat.S_ISREG(os.stat(scheduler_file).st_mode):
+            raise BadParameters(f"--scheduler-file {scheduler_file[:200]} is not a regular file")
         with open(scheduler_file, "rb") as f:
             info = json.loads(f.read(1 << 20))
+    except RecursionError:
+        raise BadParameters(f"--scheduler-file {scheduler_file[:200]} cannot be read as a "
+                            f"scheduler file (nested too deep)") from None
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not JSON"
         raise BadParameters(f"--scheduler-file {scheduler_file[:200]} cannot be read as a "
@@ -70,8 +76,8 @@ def client_for(workers: Optional[int], scheduler: Optional[str],
         logging.getLogger(name).setLevel(logging.CRITICAL)
     with contextlib.ExitStack() as stack:
         if workers is not None:
-            with _sigint_ignored(), warnings.catch_warnings():
-                # the workers inherit the ignored SIGINT: Ctrl-C is the driver's alone; a port
+            with _sigint_held(), warnings.catch_warnings():
+                # the workers inherit the blocked SIGINT: Ctrl-C is the driver's alone; a port
                 # of the scheduler's own HTTP server already taken is no news for a solve
                 warnings.filterwarnings("ignore", message="Port .* is already in use")
                 cluster = stack.enter_context(distributed.LocalCluster(
@@ -98,18 +104,20 @@ def client_for(workers: Optional[int], scheduler: Optional[str],
 
 
 @contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """SIGINT ignored while worker processes start (Python keeps it ignored in a process that
-    starts so), so Ctrl-C in the terminal stops the solve through the driver, which closes
-    the cluster, instead of also killing workers mid-task with tracebacks of their own."""
+def _sigint_held() -> Iterator[None]:
+    """SIGINT blocked while worker processes start: a process keeps the signal mask it starts
+    with, so the workers never take Ctrl-C in the terminal (the driver stops the solve and
+    closes the cluster, instead of workers dying mid-task with tracebacks of their own); and
+    a Ctrl-C pressed meanwhile stays pending in the driver, which takes it (KeyboardInterrupt)
+    the moment the mask is lifted, instead of losing it as an ignored signal would."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def check_shared_dir(client, shared_dir: str) -> None:

@@ -193,10 +193,16 @@ def prove_text(r: dict) -> str:
                      f"of {r['moves']} proved winning: {' '.join(r['winning_moves'])}")
     else:
         lines.append(f"value      loss for the side to move: every one of its {r['moves']} moves loses")
-    lines.append(f"search     {r['nodes']:,} positions expanded in {r['seconds']:.1f} s "
-                 f"({plural(r['threads'], 'thread', 'threads')}), a table of "
-                 f"{r['table_entries']:,} entries ({size_short(r['table_bytes'])}, "
-                 f"{r['entries_replaced']:,} replaced)")
+    if "cluster" in r:
+        lines.append(f"search     {r['nodes']:,} positions expanded in {r['seconds']:.1f} s on "
+                     f"{plural(r['cluster']['workers'], 'worker', 'workers')} (jobs of "
+                     f"{r['cluster']['job_nodes']:,} expansions), a table of "
+                     f"{r['table_entries']:,} entries ({size_short(r['table_bytes'])}) on each")
+    else:
+        lines.append(f"search     {r['nodes']:,} positions expanded in {r['seconds']:.1f} s "
+                     f"({plural(r['threads'], 'thread', 'threads')}), a table of "
+                     f"{r['table_entries']:,} entries ({size_short(r['table_bytes'])}, "
+                     f"{r['entries_replaced']:,} replaced)")
     if "tables" in r:
         lines.append(f"leaves     the endgame table {r['tables']['file']} (at most "
                      f"{r['tables']['max_discs']} discs)")

@@ -138,12 +138,16 @@ class Node:
 
 class Tree:
     """The driver's DAG of positions, keyed by canonical packed position (transpositions are
-    one node), with the subproofs of the positions jobs proved."""
+    one node), with the positions jobs proved and one store of the winner's choices below them
+    (the subproofs joined: positions shared by subproofs are held once)."""
 
     def __init__(self, root: int):
         self.root = root
         self.nodes: dict[int, Node] = {root: Node()}
-        self.subproofs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.proved_roots: set[int] = set()  # positions a job proved (their values its own)
+        self._store = (np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending_size = 0
         self.expanded = 0                   # positions expanded by all jobs
 
     def proved(self, key: int, value: int, keys: np.ndarray, chosen: np.ndarray) -> None:
@@ -152,7 +156,26 @@ class Tree:
             node.value = value
             node.phi, node.delta = (0, INFINITY) if value == WIN else (INFINITY, 0)
             node.children = None
-            self.subproofs[key] = (np.asarray(keys, dtype=np.uint64), np.asarray(chosen, dtype=np.uint64))
+            self.proved_roots.add(key)
+            self.add_choices(np.asarray(keys, dtype=np.uint64), np.asarray(chosen, dtype=np.uint64))
+
+    def add_choices(self, keys: np.ndarray, chosen: np.ndarray) -> None:
+        if keys.size != chosen.size:
+            raise ValueError("a subproof's positions and choices differ in number")
+        self._pending.append((keys, chosen))
+        self._pending_size += keys.size
+        if self._pending_size > max(1 << 20, self._store[0].size):
+            self.store()
+
+    def store(self) -> tuple[np.ndarray, np.ndarray]:
+        """The winner's choices of every subproof, one per position (sorted)."""
+        if self._pending:
+            keys = np.concatenate([self._store[0]] + [k for k, _ in self._pending])
+            chosen = np.concatenate([self._store[1]] + [c for _, c in self._pending])
+            keys, first = np.unique(keys, return_index=True)
+            self._store = (keys, chosen[first])
+            self._pending, self._pending_size = [], 0
+        return self._store
 
     def answer(self, result: dict) -> None:
         """A job's answer: its position proved, or its children with their numbers."""
@@ -236,31 +259,32 @@ class Tree:
 
     def choices(self) -> Choices:
         """The winner's choices of the proof from the root: in the tree, a child lost for its
-        side to move at each of the winner's nodes; below a node a job proved, its subproof.
-        Joined and sorted, one choice per position (a position proved twice is a win either
-        way)."""
+        side to move at each of the winner's nodes; below a position a job proved, the store.
+        Joined and sorted, one choice per position (a position chosen twice is a win either
+        way); the proof checker keeps the ones its lines reach."""
         keys, chosen = [], []
         seen: set[int] = set()
         stack = [self.root]
         while stack:
             key = stack.pop()
-            if key in seen:
+            if key in seen or key in self.proved_roots:
                 continue
             seen.add(key)
             node = self.nodes[key]
-            if key in self.subproofs:
-                keys.append(self.subproofs[key][0])
-                chosen.append(self.subproofs[key][1])
-            elif node.value == WIN:
-                pick = next(c for c in node.children if self.nodes[c].value == LOSS)
-                keys.append(np.array([key], dtype=np.uint64))
-                chosen.append(np.array([pick], dtype=np.uint64))
+            if node.children is None:        # pragma: no cover - update() gives no such value
+                raise DamagedProof("a position of the proof tree has a value and no proof")
+            if node.value == WIN:
+                pick = next((c for c in node.children if self.nodes[c].value == LOSS), None)
+                if pick is None:             # pragma: no cover - as above
+                    raise DamagedProof("a position of the proof tree is won by no move")
+                keys.append(key)
+                chosen.append(pick)
                 stack.append(pick)
             else:                            # a loss in the tree: every child, each a win
                 stack.extend(node.children)
-        if not keys:
-            return Choices(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
-        all_keys, all_chosen = np.concatenate(keys), np.concatenate(chosen)
+        store_keys, store_chosen = self.store()
+        all_keys = np.concatenate([np.array(keys, dtype=np.uint64), store_keys])
+        all_chosen = np.concatenate([np.array(chosen, dtype=np.uint64), store_chosen])
         unique, first = np.unique(all_keys, return_index=True)
         return Choices(unique, all_chosen[first])
 
@@ -271,19 +295,17 @@ CHECKPOINT_KIND = "sowsolve-proof-cluster"
 
 
 def save_tree(path: str, identity: str, tree: Tree) -> None:
-    """The driver's tree and subproofs, written whole (a numpy .npz archive, never pickled)."""
+    """The driver's tree and choice store, written whole (a numpy .npz archive, never
+    pickled)."""
     keys = np.fromiter(tree.nodes, dtype=np.uint64, count=len(tree.nodes))
     nodes = [tree.nodes[int(k)] for k in keys]
     numbers = np.array([(n.phi, n.delta, n.value) for n in nodes], dtype=np.int64).reshape(-1, 3)
     counts = np.array([-1 if n.children is None else len(n.children) for n in nodes], dtype=np.int64)
     children = np.array([c for n in nodes if n.children is not None for c in n.children], dtype=np.uint64)
-    roots = np.fromiter(tree.subproofs, dtype=np.uint64, count=len(tree.subproofs))
-    sizes = np.array([tree.subproofs[int(r)][0].size for r in roots], dtype=np.int64)
-    parts = [tree.subproofs[int(r)] for r in roots]
-    sub_keys = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.uint64)
-    sub_chosen = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.uint64)
+    roots = np.array(sorted(tree.proved_roots), dtype=np.uint64)
+    store_keys, store_chosen = tree.store()
     arrays = {"keys": keys, "numbers": numbers, "counts": counts, "children": children,
-              "roots": roots, "sizes": sizes, "sub_keys": sub_keys, "sub_chosen": sub_chosen,
+              "roots": roots, "store_keys": store_keys, "store_chosen": store_chosen,
               "expanded": np.array([tree.expanded], dtype=np.int64),
               "identity": np.frombuffer(identity.encode(), dtype=np.uint8)}
 
@@ -296,15 +318,16 @@ def save_tree(path: str, identity: str, tree: Tree) -> None:
 
 #: each array of a driver's checkpoint: its type and number of dimensions
 TREE_ARRAYS = {"keys": ("<u8", 1), "numbers": ("<i8", 2), "counts": ("<i8", 1),
-               "children": ("<u8", 1), "roots": ("<u8", 1), "sizes": ("<i8", 1),
-               "sub_keys": ("<u8", 1), "sub_chosen": ("<u8", 1), "expanded": ("<i8", 1),
-               "identity": ("|u1", 1)}
+               "children": ("<u8", 1), "roots": ("<u8", 1), "store_keys": ("<u8", 1),
+               "store_chosen": ("<u8", 1), "expanded": ("<i8", 1), "identity": ("|u1", 1)}
 
 
 def load_tree(path: str, identity: str, root: int) -> Tree:
-    """A driver's checkpoint of the same proof, its form checked (types, shapes, every child a
-    node of the tree, values and numbers in range); never unpickled.  Its values are not
-    trusted: the proof drawn from it is replayed before anything is reported."""
+    """A driver's checkpoint of the same proof, its form checked (stored members only, types,
+    shapes, every child a node of the tree, values and numbers in range); never unpickled.
+    Values are taken only where a job proved them; the tree's other values are worked out
+    again from the children.  Even those are not trusted: the proof drawn from the checkpoint
+    is replayed before anything is reported."""
     what = f"--checkpoint {quote(path, 60)}"
     bad = BadProof(f"{what} is not a checkpoint of a proof on a cluster")
     try:
@@ -313,12 +336,15 @@ def load_tree(path: str, identity: str, root: int) -> Tree:
             if {f"{name}.npy" for name in TREE_ARRAYS} - set(archive.namelist()):
                 raise bad
             for name, (wanted, dims) in TREE_ARRAYS.items():
-                with archive.open(f"{name}.npy") as member:
+                info = archive.getinfo(f"{name}.npy")
+                if info.compress_type != zipfile.ZIP_STORED:
+                    raise bad                # what it holds is no larger than the file itself
+                with archive.open(info) as member:
                     shape, dtype = _npy_header(member, what)
                     if dtype != np.dtype(wanted) or len(shape) != dims or (dims == 2 and shape[1] != 3):
                         raise bad
                     size = int(np.prod(shape)) * dtype.itemsize
-                    if size > archive.getinfo(f"{name}.npy").file_size:
+                    if size > info.file_size:
                         raise bad
                     data = member.read(size)
                     if len(data) != size:
@@ -331,36 +357,39 @@ def load_tree(path: str, identity: str, root: int) -> Tree:
     if arrays["identity"].tobytes().decode("utf-8", "replace") != identity:
         raise BadProof(f"{what} is a checkpoint of another board, position or table")
     keys, numbers, counts, children = arrays["keys"], arrays["numbers"], arrays["counts"], arrays["children"]
-    roots, sizes = arrays["roots"], arrays["sizes"]
+    roots, store_keys, store_chosen = arrays["roots"], arrays["store_keys"], arrays["store_chosen"]
     n = keys.size
+    known = set(keys.tolist())
     if (numbers.shape[0] != n or counts.size != n or arrays["expanded"].size != 1
-            or int(arrays["expanded"][0]) < 0 or np.unique(keys).size != n or root not in set(keys.tolist())
+            or int(arrays["expanded"][0]) < 0 or len(known) != n or root not in known
             or bool(np.any(counts < -1)) or int(counts[counts > 0].sum()) != children.size
             or bool(np.any(numbers[:, :2] < 0)) or bool(np.any(numbers[:, :2] > INFINITY))
             or not set(numbers[:, 2].tolist()) <= {UNKNOWN, WIN, LOSS}
-            or sizes.size != roots.size or bool(np.any(sizes < 0))
-            or int(sizes.sum()) != arrays["sub_keys"].size or arrays["sub_keys"].size != arrays["sub_chosen"].size
-            or not set(children.tolist()) <= set(keys.tolist())
-            or not set(roots.tolist()) <= set(keys.tolist())):
+            or store_keys.size != store_chosen.size
+            or (store_keys.size > 1 and not bool(np.all(store_keys[1:] > store_keys[:-1])))
+            or not set(children.tolist()) <= known or not set(roots.tolist()) <= known):
         raise bad
     tree = Tree(root)
     tree.nodes = {}
+    proved_roots = set(roots.tolist())
     at = 0
     for key, (phi, delta, value), count in zip(keys.tolist(), numbers.tolist(), counts.tolist()):
-        node = Node(phi, delta, value)
-        if count >= 0:
+        if key in proved_roots:
+            if value == UNKNOWN:
+                raise bad
+            node = Node(phi, delta, value)
+        elif count >= 0:
+            node = Node(phi, delta)          # its value, if any, comes again from its children
             node.children = children[at:at + count].tolist()
+        elif value != UNKNOWN:
+            raise bad                        # a value with neither children nor a job's proof
+        else:
+            node = Node(phi, delta)
+        if count >= 0:
             at += count
         tree.nodes[key] = node
-    at = 0
-    for key, size in zip(roots.tolist(), sizes.tolist()):
-        if tree.nodes[key].value == UNKNOWN:
-            raise bad
-        tree.subproofs[key] = (arrays["sub_keys"][at:at + size].copy(), arrays["sub_chosen"][at:at + size].copy())
-        at += size
-    for key, node in tree.nodes.items():
-        if node.value != UNKNOWN and node.children is None and key not in tree.subproofs:
-            raise bad                       # a value with neither children nor a subproof
+    tree.proved_roots = proved_roots
+    tree._store = (store_keys.copy(), store_chosen.copy())
     tree.expanded = int(arrays["expanded"][0])
     tree.update()
     return tree
@@ -416,7 +445,7 @@ def prove_on_cluster(client, game: Game, position, memory_entries: int, *,
         winning = []
         if value == "win":
             lost = {c for c in (root_node.children or []) if tree.nodes[c].value == LOSS}
-            if root in tree.subproofs:
+            if root in tree.proved_roots:
                 lost.add(choices.get(root))
             for move in game.legal_moves(position):
                 if game.key(game.play(position, move))[1] in lost:
@@ -426,9 +455,55 @@ def prove_on_cluster(client, game: Game, position, memory_entries: int, *,
         return result, tree.expanded
 
 
+@contextlib.contextmanager
+def _signals_kept() -> Iterator[list]:
+    """Ctrl-C, SIGTERM and SIGHUP noted as well as raised: Dask runs callbacks of its own in
+    this process (its garbage-collection diagnosis, say), and an exception raised by a signal
+    handler inside one of those is printed and dropped by Python.  The driver's loop looks at
+    the note after every answer and raises the signal's exception again."""
+    import signal
+    import threading
+    caught: list = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    previous = {}
+
+    def note(signum, frame):
+        caught.append(signum)
+        handler = previous[signum]
+        if callable(handler):
+            handler(signum, frame)
+        elif signum == signal.SIGINT:
+            raise KeyboardInterrupt
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        handler = signal.getsignal(signum)
+        if signum == signal.SIGINT or callable(handler):
+            previous[signum] = handler
+            signal.signal(signum, note)
+    try:
+        yield caught
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _raise_noted(caught: list) -> None:
+    import signal
+    if caught:
+        signum = caught[0]
+        handler = signal.getsignal(signum)
+        if callable(handler):
+            handler(signum, None)           # the note's own: raises the signal's exception
+        raise KeyboardInterrupt
+
+
 def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation, job_nodes: int,
            max_nodes: int | None, progress: Progress, save: Callable[[], None],
            checkpoint_seconds: float) -> bool:
+    """Hand out jobs and take their answers until the root is proved (True) or `max_nodes`
+    expansions are spent or promised to jobs out (False: no job is given more than what is
+    left of the budget)."""
     from distributed import as_completed
     from distributed.client import FutureCancelledError
     workers = max(1, len(client.scheduler_info().get("workers", {})))
@@ -437,26 +512,33 @@ def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation
     running = as_completed()
     out: dict = {}
     last_saved, interval = time.perf_counter(), checkpoint_seconds
-    with progress(max_nodes, "positions expanded") as bar:
+    with progress(max_nodes, "positions expanded") as bar, _signals_kept() as caught:
         shown = tree.expanded
         bar.update(shown)
         try:
             while tree.value == UNKNOWN:
-                if max_nodes is not None and tree.expanded >= max_nodes:
-                    return False
+                _raise_noted(caught)
                 while len(out) < JOBS_PER_WORKER * workers:
+                    budget = job_nodes
+                    if max_nodes is not None:
+                        budget = min(budget, max_nodes - tree.expanded - sum(b for _, _, b in out.values()))
+                    if budget <= 0:
+                        break
                     key = tree.select()
                     if key is None:
                         break
                     tree.nodes[key].busy = True
-                    job = Job(game.name, parameters, key, job_nodes, entries, leaves_source, table)
-                    future = client.submit(run_job, job, pure=False, key=f"sowsolve-prove-{key:x}-{time.monotonic_ns()}")
-                    out[future.key] = (future, key)
+                    job = Job(game.name, parameters, key, budget, entries, leaves_source, table)
+                    future = client.submit(run_job, job, pure=False,
+                                           key=f"sowsolve-prove-{key:x}-{time.monotonic_ns()}")
+                    out[future.key] = (future, key, budget)
                     running.add(future)
-                if not out:                  # pragma: no cover - an open leaf always exists
-                    raise RuntimeError("the proof tree has no open position and no value")
+                if not out:
+                    if max_nodes is not None and tree.expanded >= max_nodes:
+                        return False
+                    raise RuntimeError("the proof tree has no open position and no value")  # pragma: no cover
                 future = next(running)
-                _, key = out.pop(future.key)
+                _, key, _ = out.pop(future.key)
                 try:
                     result = future.result()
                 except FutureCancelledError:
@@ -476,8 +558,9 @@ def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation
                     save()
                     last_saved = time.perf_counter()
                     interval = max(checkpoint_seconds, SAVE_SHARE * (last_saved - began))
+            _raise_noted(caught)
         finally:
-            for future, _ in out.values():
+            for future, _, _ in out.values():
                 future.cancel()
     return True
 

@@ -136,45 +136,61 @@ def _array(path, name):
 
 
 def test_a_forged_checkpoint_never_gives_a_value(client, tmp_path):
-    """A checkpoint whose values lie (every open node of the tree called a win, every subproof
-    emptied) ends in an error naming the checkpoint, never in a value; one whose form is broken
-    is refused before any job."""
+    """A checkpoint whose values lie (every child of the 3x4 start, two of which lose for their
+    side to move, called a win a job proved) ends in an error naming the checkpoint, never in
+    a value; values of the tree's inner positions are worked out again, not read; one whose form
+    is broken, or whose members are compressed, is refused before any job."""
     game = make_game("overflow", size="3x4")
     start = game.initial()
     checkpoint = str(tmp_path / "c.ckpt")
     proofcluster.prove_on_cluster(client, game, start, ENTRIES, job_nodes=2000, max_nodes=20000,
                                   checkpoint=checkpoint)
-    numbers = _array(checkpoint, "numbers").copy()
-    counts = _array(checkpoint, "counts")
-    keys = _array(checkpoint, "keys")
-    forged = str(tmp_path / "forged.ckpt")
-    with open(checkpoint, "rb") as f, open(forged, "wb") as g:
-        g.write(f.read())
-    # the root's children all lost for their side to move, each with an empty subproof
+    numbers, counts, keys = (_array(checkpoint, name) for name in ("numbers", "counts", "keys"))
+    numbers = numbers.copy()
     root = game.key(start)[1]
     at = int(np.flatnonzero(keys == root)[0])
     first = int(counts[:at][counts[:at] > 0].sum())
     kids = _array(checkpoint, "children")[first:first + int(counts[at])]
     for kid in kids:
-        numbers[int(np.flatnonzero(keys == kid)[0])] = (proofcluster.INFINITY, 0, proofcluster.LOSS)
-    roots, sizes = _array(checkpoint, "roots"), _array(checkpoint, "sizes")
-    sub_keys, sub_chosen = _array(checkpoint, "sub_keys"), _array(checkpoint, "sub_chosen")
-    ends = np.cumsum(sizes)
-    kept = [i for i in range(roots.size) if roots[i] not in set(kids.tolist())]
-    parts = [slice(int(ends[i] - sizes[i]), int(ends[i])) for i in kept]
-    _rewrite(forged, numbers=numbers,
-             roots=np.concatenate([roots[kept], kids]).astype("<u8"),
-             sizes=np.concatenate([sizes[kept], np.zeros(kids.size, dtype="<i8")]).astype("<i8"),
-             sub_keys=np.concatenate([sub_keys[p] for p in parts] + [np.zeros(0, "<u8")]).astype("<u8"),
-             sub_chosen=np.concatenate([sub_chosen[p] for p in parts] + [np.zeros(0, "<u8")]).astype("<u8"))
+        numbers[int(np.flatnonzero(keys == kid)[0])] = (0, proofcluster.INFINITY, proofcluster.WIN)
+    roots = np.union1d(_array(checkpoint, "roots"), kids).astype("<u8")
+    forged = str(tmp_path / "forged.ckpt")
+    with open(checkpoint, "rb") as f, open(forged, "wb") as g:
+        g.write(f.read())
+    _rewrite(forged, numbers=numbers, roots=roots)
     with pytest.raises(proofs.DamagedProof, match="does not check"):
         proofcluster.prove_on_cluster(client, game, start, ENTRIES, job_nodes=2000, checkpoint=forged)
+    # the root called won with children (no job proved it): its value is worked out again
+    numbers = _array(checkpoint, "numbers").copy()
+    numbers[at] = (0, proofcluster.INFINITY, proofcluster.WIN)
+    inner = str(tmp_path / "inner.ckpt")
+    with open(checkpoint, "rb") as f, open(inner, "wb") as g:
+        g.write(f.read())
+    _rewrite(inner, numbers=numbers)
+    tree = proofcluster.load_tree(inner, proofcluster._identity(game, start, None), root)
+    assert tree.value == proofcluster.UNKNOWN
     broken = str(tmp_path / "broken.ckpt")
     with open(checkpoint, "rb") as f, open(broken, "wb") as g:
         g.write(f.read())
     _rewrite(broken, children=np.full(3, 12345, dtype="<u8"))
     with pytest.raises(proofs.BadProof, match="not a checkpoint of a proof on a cluster"):
         proofcluster.prove_on_cluster(client, game, start, ENTRIES, checkpoint=broken)
+    squeezed = str(tmp_path / "squeezed.ckpt")
+    with zipfile.ZipFile(checkpoint) as source, \
+            zipfile.ZipFile(squeezed, "w", zipfile.ZIP_DEFLATED) as target:
+        for name in source.namelist():
+            target.writestr(name, source.read(name))
+    with pytest.raises(proofs.BadProof, match="not a checkpoint of a proof on a cluster"):
+        proofcluster.load_tree(squeezed, proofcluster._identity(game, start, None), root)
+
+
+def test_a_budget_holds_on_a_cluster(client):
+    """--max-nodes on a cluster: no job is given more than what is left of the budget."""
+    game = make_game("overflow", size="3x4")
+    for budget in (1, 5000):
+        result, expanded = proofcluster.prove_on_cluster(client, game, game.initial(), ENTRIES,
+                                                         job_nodes=1 << 22, max_nodes=budget)
+        assert result is None and budget <= expanded <= budget + 2, (budget, expanded)
 
 
 def run(*args):
@@ -190,9 +206,31 @@ def test_prove_on_workers_from_the_command_line(tmp_path):
     report = json.loads(done.stdout)
     assert report["value"] == "win" and report["cluster"] == {"workers": 2, "job_nodes": 20000}
     assert run("check", "--proof", proof).exit_code == 0
+    text = subprocess.run([SOWSOLVE, "prove", "overflow", "--size", "3x3", "--workers", "2",
+                           "--memory", "256M"], capture_output=True, text=True, timeout=300)
+    assert text.returncode == 0 and "on 2 workers" in text.stdout, text.stdout + text.stderr
     for bad, what in ((["--workers", "2", "--threads", "2"], "--threads"),
                       (["--workers", "2", "--job-nodes", "0"], "--job-nodes"),
+                      (["--job-nodes", "5"], "--job-nodes is for a proof on a cluster"),
                       (["--workers", "0"], "--workers"),
                       (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "cannot be given together")):
         result = run("prove", "overflow", "--size", "3x4", *bad)
         assert result.exit_code == 2 and what in result.output, (bad, result.output)
+
+
+def test_a_header_numpy_cannot_parse_is_refused(tmp_path):
+    """A member whose .npy header is not a Python literal (numpy's parser raises a TokenError):
+    refused with a sentence, by the cluster's reader and the search's alike."""
+    game = make_game("overflow", size="3x3")
+    start = game.initial()
+    path = str(tmp_path / "bad.ckpt")
+    header = b"\x93NUMPY\x01\x00\x10\x00{'descr': os.system('id')}"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        for name in proofcluster.TREE_ARRAYS:
+            archive.writestr(f"{name}.npy", header)
+        for name in ("phi", "delta", "work", "nodes"):
+            archive.writestr(f"{name}.npy", header)
+    with pytest.raises(proofs.BadProof, match="not a checkpoint"):
+        proofcluster.load_tree(path, proofcluster._identity(game, start, None), game.key(start)[1])
+    with pytest.raises(proofs.BadProof, match="not a checkpoint"):
+        proofs.prove(game, start, 192 << 20, checkpoint=path)
