@@ -305,3 +305,14 @@ def test_the_readme_figures_of_the_4x5_endgame_table_are_the_measured_ones():
     assert int(found[4]) == round(run_["solve_seconds"])
     assert float(found[5]) == round(run_["positions_per_second"] / 1e6, 2)
     assert float(found[6]) == round(run_["table_bytes_per_position"], 2)
+
+
+def test_the_readme_figure_of_the_4x5_proof_with_leaves_is_the_measured_one():
+    root = pathlib.Path(__file__).resolve().parent.parent
+    run_ = json.loads((root / "bench/results/prove-4x5-d14.json").read_text())
+    found = re.search(r"table of (\d+) discs at its leaves, (\d+) minutes \(([\d,]+) positions expanded\) "
+                      r"did not prove 4x5", " ".join((root / "README.md").read_text().split()))
+    assert found, "the README gives the 4x5 run with leaves"
+    assert int(found[1]) == run_["tables"]["max_discs"] and not run_["proved"]
+    assert int(found[2]) == round(run_["wall_seconds"] / 60)
+    assert int(found[3].replace(",", "")) == run_["nodes"]
