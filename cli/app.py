@@ -268,6 +268,21 @@ READ_GAME = typer.Argument(None, help=GAME_HELP + " Reads the table of this game
 READ_TABLE = typer.Option(None, "--table", help="Table file (instead of GAME and board options).")
 
 
+def workers_option(verb: str, each: str = ""):
+    return typer.Option(None, "--workers", **WHOLE, help=f"{verb} on a local Dask cluster of this "
+                        f"many worker processes{each} (needs sowsolve[cluster]).")
+
+
+def scheduler_option(verb: str):
+    return typer.Option(None, "--scheduler", metavar="ADDRESS", help=f"{verb} on the running Dask "
+                        f"cluster of this scheduler.")
+
+
+def scheduler_file_option(verb: str):
+    return typer.Option(None, "--scheduler-file", metavar="FILE", help=f"{verb} on the running "
+                        f"Dask cluster this scheduler file names.")
+
+
 @app.command(short_help='Solve every position of a board into a table.')
 @board_options
 def solve(
@@ -290,14 +305,9 @@ def solve(
                                              "Overflow: every position of at most this many discs, "
                                              "whatever the start, tier by tier."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    workers: Optional[int] = typer.Option(None, "--workers", **WHOLE, help="Solve on a local Dask "
-                                          "cluster of this many worker processes (needs "
-                                          "sowsolve[cluster])."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS", help="Solve on "
-                                            "the running Dask cluster of this scheduler."),
-    scheduler_file: Optional[str] = typer.Option(None, "--scheduler-file", metavar="FILE",
-                                                 help="Solve on the running Dask cluster this "
-                                                 "scheduler file names."),
+    workers: Optional[int] = workers_option("Solve"),
+    scheduler: Optional[str] = scheduler_option("Solve"),
+    scheduler_file: Optional[str] = scheduler_file_option("Solve"),
     shared_dir: Optional[str] = typer.Option(None, "--shared-dir", metavar="DIR", help="On a "
                                              "cluster: a directory the workers and this process "
                                              "all see; left out, the table's."),
@@ -799,14 +809,9 @@ def prove(
                                          "one of most discs, from `solve --max-discs`); left "
                                          "out, the tables directory's, if it has one."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    workers: Optional[int] = typer.Option(None, "--workers", **WHOLE, help="Prove on a local Dask "
-                                          "cluster of this many worker processes, each with a "
-                                          "search table of --memory (needs sowsolve[cluster])."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS", help="Prove on "
-                                            "the running Dask cluster of this scheduler."),
-    scheduler_file: Optional[str] = typer.Option(None, "--scheduler-file", metavar="FILE",
-                                                 help="Prove on the running Dask cluster this "
-                                                 "scheduler file names."),
+    workers: Optional[int] = workers_option("Prove", ", each with a search table of --memory"),
+    scheduler: Optional[str] = scheduler_option("Prove"),
+    scheduler_file: Optional[str] = scheduler_file_option("Prove"),
     job_nodes: Optional[int] = typer.Option(None, "--job-nodes", **WHOLE, help="On a cluster: "
                                             "expansions a worker spends on a position before it "
                                             "answers with its children's numbers (left out: "

@@ -30,3 +30,14 @@ def table_2x4_k2(tmp_path_factory):
     path = tmp_path_factory.mktemp("tables") / "d-2x4-k2.sqlite"
     solve_to(path, "diffusion", cols=4, stones=2)
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A local Dask cluster of two worker processes (one thread each) and its client, for a
+    module's tests of work on a cluster."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client

@@ -27,14 +27,6 @@ distributed = pytest.importorskip("distributed")
 SOWSOLVE = os.path.join(os.path.dirname(sys.executable), "sowsolve")
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
-
-
 def same_records(a, b) -> None:
     with open_table(a) as here, open_table(b) as there:
         assert here.tiers == there.tiers

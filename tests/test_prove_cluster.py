@@ -27,14 +27,6 @@ ENTRIES = 1 << 18
 SOWSOLVE = os.path.join(os.path.dirname(sys.executable), "sowsolve")
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
-
-
 @pytest.fixture(autouse=True)
 def fresh_workers(request):
     """Each test's workers start without the search tables earlier tests left them (a worker
