@@ -46,14 +46,17 @@ class Match:
     """One board: the engine (an Analyser, no tables) and the UCT player, and the referee."""
 
     def __init__(self, game, seconds: float, threads: int, hash_bytes: int, seeds: int = 0,
-                 player: str = "engine"):
+                 player: str = "engine", weights: list[int] | None = None,
+                 exploration: float = uct.EXPLORATION):
         self.game = game
         self.player = player
+        self.exploration = exploration
         self.seeds = seeds                   # margin games: the seeds in play
         self.seconds = seconds
         self.threads = threads
-        self.analyser = Analyser(game, hash_bytes=hash_bytes)
+        self.analyser = Analyser(game, hash_bytes=hash_bytes, weights=weights)
         self.engine = self.analyser.engine
+        self.engine_weights = weights or game.evaluation.weights
         self.capsule = game.play_kernel()
         self.margin_game = bool(self.engine.margin)
 
@@ -68,7 +71,7 @@ class Match:
             ranked, playouts = uct.choose(self.capsule, state, seconds=self.seconds,
                                           threads=self.threads, seed=seed, lead=lead,
                                           leftover=leftover, last=last, solver=True,
-                                          informed=True)
+                                          informed=True, exploration=self.exploration)
             return self.game.format_move(self.game.play_move(position, ranked[0][0])), playouts
         result = self.analyser.analyse(position, seconds=self.seconds, threads=self.threads,
                                        multipv=1)
@@ -161,11 +164,17 @@ def main() -> None:
     parser.add_argument("--player", choices=("engine", "mcts"), default="engine",
                         help="sowsolve's side: the analysis engine (alpha-beta), or UCT with "
                              "the solver extension and informed playouts")
+    parser.add_argument("--weights", help="the engine's evaluation weights, comma-separated "
+                        "(default: the game's own)")
+    parser.add_argument("--exploration", type=float, default=uct.EXPLORATION,
+                        help="the mcts player's UCB1 constant (the UCT yardstick keeps sqrt 2)")
     parser.add_argument("--out")
     args = parser.parse_args()
     game = make_game(args.game, **board_of(args))
     seeds = 2 * args.cols * args.stones if args.cols and args.stones else 0
-    match = Match(game, args.time, args.threads, args.hash_mb << 20, seeds, args.player)
+    weights = [int(w) for w in args.weights.split(",")] if args.weights else None
+    match = Match(game, args.time, args.threads, args.hash_mb << 20, seeds, args.player, weights,
+                  args.exploration)
     games = []
     started = time.time()
     load_before = os.getloadavg()[0]
@@ -186,6 +195,8 @@ def main() -> None:
         "effort_unit": "playouts" if args.player == "mcts" else "depth",
         "time_per_move": args.time,
         "threads": args.threads,
+        "weights": list(match.engine_weights) if args.player == "engine" else None,
+        "exploration": args.exploration if args.player == "mcts" else None,
         "opponent": "plain UCT (UCB1 c=sqrt 2, uniformly random playouts, root-parallel)",
         "games": len(games),
         "wins": sum(r["result"] == "win" for r in games),

@@ -389,22 +389,16 @@ cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, in
         play_move(c, state, p, &children[n * width])
         children[n * width + c.npits] = side ^ 1
         codes[n] = p
-        gains[n] = 0
+        # the end the move makes (its mover's: +1 won, -1 lost), as the child's moves() would
+        # tell it; the side to move there wins by its own block's emptying
+        if block_empty(c, &children[n * width], side ^ 1):
+            gains[n] = -1
+        elif block_empty(c, &children[n * width], side):
+            gains[n] = 1
+        else:
+            gains[n] = 0
         n += 1
     return n
-
-
-cdef int play_over(const void *ctx, const uint8_t *state, int *final) noexcept nogil:
-    """Over when a block is empty, as play_moves tells it."""
-    cdef const DiffCtx *c = <const DiffCtx *>ctx
-    cdef int side = state[c.npits]
-    if block_empty(c, state, side):
-        final[0] = 1
-        return 1
-    if block_empty(c, state, side ^ 1):
-        final[0] = -1
-        return 1
-    return 0
 
 
 cdef void play_features(const void *ctx, const uint8_t *state, int32_t *f) noexcept nogil:
@@ -620,7 +614,6 @@ cdef class DiffusionKernel:
         self.play.moves = play_moves
         self.play.features_of = play_features
         self.play.locate = play_locate
-        self.play.over = play_over
 
     def capsule(self):
         """The GameKernel for solver modules (valid while this object lives)."""

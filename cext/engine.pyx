@@ -50,6 +50,8 @@ cdef enum:
     BOUND_UPPER = 3
     PICKED = -0x7FFFFFFF
     SELECTED = 3               # moves picked one by one (most cut-offs come there); the rest sorted
+    REDUCE_FROM = 3            # late move reductions: quiet moves from the 4th on one ply shallower,
+    REDUCE_MORE = 12           # ... from the 13th on two (at depth 5 and more)
 
 MATE_SCORE = MATE
 MATE_LIMIT = MATE_BOUND
@@ -298,7 +300,7 @@ cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t
     cdef int32_t *order = &w.order[ply * mm]
     cdef int64_t *keys = &w.keys[ply * mm]
     cdef int m
-    cdef int n, final = 0, i, j, pick, tt_move = -1, best_move = -1, bound
+    cdef int n, final = 0, i, j, pick, tt_move = -1, best_move = -1, bound, r
     cdef int32_t score, best, v, c, alpha0 = alpha
     cdef uint64_t h
     cdef Entry e
@@ -321,6 +323,15 @@ cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t
                     or (e.bound == BOUND_UPPER and e.score <= alpha)):
                 proven[0] = e.proven
                 return e.score
+    if not margin:
+        # a move that wins at once (its gain, in a win/loss game) is the best there is, a win
+        # in one ply: taken without a search, at the leaves too, where it is the one ply of
+        # tactics that costs nothing (a move that loses at once is ordered last by its gain)
+        for i in range(n):
+            if gains[i] > 0:
+                proven[0] = True
+                tt_store(s, h, state, MATE - 1, depth, codes[i], BOUND_EXACT, True)
+                return MATE - 1
     if depth <= 0 or ply >= MAX_PLY - 1:
         proven[0] = False
         return evaluate(s, state)
@@ -355,8 +366,25 @@ cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t
                         m += 1
                 qsort(keys, m, sizeof(int64_t), by_key_descending)
             pick = 0xFFFF - <int>(keys[i - SELECTED] & 0xFFFF)
-        c = search(w, &children[pick * sb], depth - 1, ply + 1, from_parent(beta, gains[pick], margin),
-                   from_parent(alpha, gains[pick], margin), &cp)
+        if i == 0:
+            c = search(w, &children[pick * sb], depth - 1, ply + 1,
+                       from_parent(beta, gains[pick], margin), from_parent(alpha, gains[pick], margin), &cp)
+        else:
+            # the later moves rarely beat the first: a null window first (principal variation
+            # search), a ply or two shallower for quiet late moves (late move reductions); a
+            # move that beats alpha is searched again in full
+            r = 0
+            if depth >= 3 and i >= REDUCE_FROM and gains[pick] == 0:
+                r = 1 if i < REDUCE_MORE or depth < 5 else 2
+            c = search(w, &children[pick * sb], depth - 1 - r, ply + 1,
+                       from_parent(alpha + 1, gains[pick], margin), from_parent(alpha, gains[pick], margin), &cp)
+            if r and not flag_load(&s.stop) and to_parent(c, gains[pick], margin) > alpha:
+                c = search(w, &children[pick * sb], depth - 1, ply + 1,
+                           from_parent(alpha + 1, gains[pick], margin), from_parent(alpha, gains[pick], margin), &cp)
+            if (not flag_load(&s.stop) and alpha + 1 < beta
+                    and alpha < to_parent(c, gains[pick], margin) < beta):
+                c = search(w, &children[pick * sb], depth - 1, ply + 1,
+                           from_parent(beta, gains[pick], margin), from_parent(alpha, gains[pick], margin), &cp)
         if flag_load(&s.stop):
             proven[0] = False
             return 0
@@ -430,8 +458,16 @@ cdef void root_search(Worker *w, const uint8_t *root_children) noexcept nogil:
                 # the multipv-th best of this iteration so far
                 kth = kth_best(rm, i, s.multipv)
             alpha = kth
-            c = search(w, &root_children[rm[i].index * sb], depth - 1, 1,
-                       from_parent(INF, rm[i].gain, margin), from_parent(alpha, rm[i].gain, margin), &cp)
+            if alpha > -INF:
+                # a null window first: most moves only need to be shown no better than the kth
+                c = search(w, &root_children[rm[i].index * sb], depth - 1, 1,
+                           from_parent(alpha + 1, rm[i].gain, margin), from_parent(alpha, rm[i].gain, margin), &cp)
+                if not flag_load(&s.stop) and to_parent(c, rm[i].gain, margin) > alpha:
+                    c = search(w, &root_children[rm[i].index * sb], depth - 1, 1,
+                               from_parent(INF, rm[i].gain, margin), from_parent(alpha, rm[i].gain, margin), &cp)
+            else:
+                c = search(w, &root_children[rm[i].index * sb], depth - 1, 1,
+                           from_parent(INF, rm[i].gain, margin), from_parent(alpha, rm[i].gain, margin), &cp)
             if flag_load(&s.stop) and depth > 1:
                 completed = False
                 break

@@ -346,7 +346,7 @@ cdef int census_proof_hint(const void *ctx, uint64_t key, uint32_t *phi, uint32_
 # --- the play layer (the analysis engine, engine.pyx) -------------------------------------------
 # A state is the heights of the cells (a1 first), then the side to move (0 Light, 1 Dark): any
 # board, 2x2 to 8x8.  A move's code is cell * 8 + direction.
-FEATURES = ("house_discs", "house_cells", "last_cell")
+FEATURES = ("house_cells", "last_cell")
 
 
 cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, int16_t *codes,
@@ -354,7 +354,7 @@ cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, in
     cdef const OvCtx *c = <const OvCtx *>ctx
     cdef Move moves[MAX_MOVES]
     cdef int side = state[c.ncells], n, i, outcome, width = c.ncells + 1
-    cdef uint64_t occ = occupancy(c, state)
+    cdef uint64_t occ = occupancy(c, state), child_occ
     outcome = final_outcome(c, occ, side)
     if outcome:
         final[0] = 1 if outcome == REC_WIN else -1
@@ -364,43 +364,30 @@ cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, in
         final[0] = -1
         return 0
     for i in range(n):
-        apply_move(c, state, occ, moves[i], &children[i * width])
+        child_occ = apply_move(c, state, occ, moves[i], &children[i * width])
         children[i * width + c.ncells] = side ^ 1
         codes[i] = moves[i].cell * NDIR + moves[i].direction
-        gains[i] = 0
+        # the end the move makes, from the child's occupancy apply_move gives for free
+        outcome = final_outcome(c, child_occ, side ^ 1)
+        gains[i] = 0 if outcome == 0 else (1 if outcome == REC_LOSS else -1)
     return n
 
 
-cdef int play_over(const void *ctx, const uint8_t *state, int *final) noexcept nogil:
-    """Over when a house is empty (RULES.md: a position with both houses occupied has a move)."""
-    cdef const OvCtx *c = <const OvCtx *>ctx
-    cdef int outcome = final_outcome(c, occupancy(c, state), state[c.ncells])
-    if outcome:
-        final[0] = 1 if outcome == REC_WIN else -1
-        return 1
-    return 0
-
-
 cdef void play_features(const void *ctx, const uint8_t *state, int32_t *f) noexcept nogil:
-    """From the side to move, whose house must keep a disc while the other's empties: discs
-    and occupied cells of its house less the other's, and whether a house is down to its last
-    occupied cell (+1 the other's, -1 its own).  (The number of moves on the board was a
-    feature too; generating the moves at every leaf halved the positions searched a second on
-    6x6, for no gain in the values kept on 4x4: 174 of 200 with it, 171 without, 0.1 s a move.)"""
+    """From the side to move, whose house must keep a disc while the other's empties: the
+    occupied cells of its house less the other's, and whether a house is down to its last
+    occupied cell (+1 the other's, -1 its own).  (Two features were dropped, measured: the
+    number of moves on the board, whose generation at every leaf halved the positions searched
+    a second on 6x6 for no gain on 4x4; the discs in each house, which lost games on 6x6 --
+    solver/games/overflow.py.)"""
     cdef const OvCtx *c = <const OvCtx *>ctx
-    cdef int side = state[c.ncells], i, discs = 0, mine_cells, theirs_cells
+    cdef int side = state[c.ncells], mine_cells, theirs_cells
     cdef uint64_t occ = occupancy(c, state)
     cdef uint64_t mine = c.light if side == 0 else c.dark
-    for i in range(c.ncells):
-        if (mine >> i) & 1:
-            discs += state[i]
-        else:
-            discs -= state[i]
     mine_cells = __builtin_popcountll(occ & mine)
     theirs_cells = __builtin_popcountll(occ & ~mine)
-    f[0] = discs
-    f[1] = mine_cells - theirs_cells
-    f[2] = (theirs_cells == 1) - (mine_cells == 1)
+    f[0] = mine_cells - theirs_cells
+    f[1] = (theirs_cells == 1) - (mine_cells == 1)
 
 
 cdef int play_locate(const void *ctx, const uint8_t *state, int *tier, uint64_t *where) noexcept nogil:
@@ -493,7 +480,6 @@ cdef class OverflowKernel:
         self.play.moves = play_moves
         self.play.features_of = play_features
         self.play.locate = play_locate
-        self.play.over = play_over
 
     def capsule(self):
         return PyCapsule_New(&self.kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)

@@ -347,7 +347,10 @@ typedef struct PlayKernel {
     int features;             /* evaluation features, <= PLAY_FEATURES */
     /* The legal moves of `state`: each child's state (state_bytes each) into `children`, its
      * move code (0..PLAY_MAX_MOVES-1, stable: the same move has the same code) into `codes`,
-     * and what the mover banks by it (margin games; 0 otherwise) into `gains`.  Returns the
+     * and what the mover banks by it into `gains`: in a margin game the seeds it captures; in
+     * a win/loss game the end it makes at once, +1 the mover has won, -1 it has lost, 0 the
+     * game goes on (the kernel knows it from the child it has just made: the engine takes a
+     * winning move without a search, the UCT player's informed playouts read it).  Returns the
      * number of moves; 0 when the game is over, with *final its value for the side to move:
      * +1 win, -1 loss, 0 draw (win/loss games) or the margin the side to move gets. */
     int (*moves)(const void *ctx, const uint8_t *state, uint8_t *children, int16_t *codes,
@@ -358,10 +361,6 @@ typedef struct PlayKernel {
     /* Where a table of this board stores the state's record: its tier and its index in a
      * dense tier, or its packed key in a keyed one; 0 where no table can hold it. */
     int (*locate)(const void *ctx, const uint8_t *state, int *tier, uint64_t *where);
-    /* Whether the game is over at `state`, told cheaply (without generating moves): 1 with
-     * *final as moves() gives it, else 0.  NULL where only moves() can tell (the UCT player's
-     * informed playouts use it to take a move that wins at once and avoid one that loses). */
-    int (*over)(const void *ctx, const uint8_t *state, int *final);
 } PlayKernel;
 
 #endif

@@ -8,6 +8,3 @@ def choose(capsule: Any, state: bytes, seconds: float = 0, playouts: int = 0, th
            memory: int = ..., exploration: float = ..., solver: bool = False,
            informed: bool = False) -> tuple[list[tuple[int, int, float, int]], int]:
     """[(code, visits, mean reward for the mover, proven)] best first, and the playouts run."""
-
-def over(capsule: Any, state: bytes) -> int | None:
-    """The play layer's cheap end test: the final value where the game is over, else None."""

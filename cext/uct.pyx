@@ -125,15 +125,14 @@ cdef inline double result_of(int margin_game, int64_t margin, int final, int pli
 
 cdef inline int informed_pick(Tree *t, int n) noexcept nogil:
     """A move that wins at once if there is one, else a random move among those that do not
-    lose at once (any move when all do): the game's `over` tells, without generating moves."""
-    cdef const PlayKernel *k = t.k
-    cdef int i, safe = 0, final = 0, sb = k.state_bytes
+    lose at once (any move when all do): a win/loss game's gains tell (+1 the move wins at
+    once, -1 it loses)."""
+    cdef int i, safe = 0
     for i in range(n):
-        if k.over(k.ctx, &t.scratch[i * sb], &final):
-            if final < 0:
-                return i                           # the side to move there has lost
-            if final > 0:
-                continue                           # the mover has lost
+        if t.gains[i] > 0:
+            return i
+        if t.gains[i] < 0:
+            continue
         t.safe[safe] = <int16_t>i
         safe += 1
     if safe == 0:
@@ -158,7 +157,7 @@ cdef double playout(Tree *t, const uint8_t *start, int64_t margin, int64_t lefto
             pick = informed_pick(t, n)
         else:
             pick = <int>(next_random(&t.rng) % <uint64_t>n)
-        gain = t.gains[pick]
+        gain = t.gains[pick] if k.margin else 0     # win/loss games: the end, not seeds
         if gain:
             leftover -= gain
             last = 1 if plies % 2 == 0 else -1
@@ -190,6 +189,8 @@ cdef void iterate(Tree *t, double c) noexcept nogil:
                 break                              # a new leaf: play out from it
             if not expand(t, at):
                 break                              # no room: play out from here
+            if t.solver and not t.k.margin and settle_by_gains(t, at):
+                break                              # a move ends the game at once: proven
         if node.count == 0:
             break                                  # the game is over here
         log_n = log(<double>node.visits + 1.0)
@@ -206,7 +207,7 @@ cdef void iterate(Tree *t, double c) noexcept nogil:
                 best_score, best = score, node.first + i
         if best < 0:
             break                                  # every move proven: `node` is proven
-        gain = t.nodes[best].gain
+        gain = t.nodes[best].gain if t.k.margin else 0
         if gain:
             leftover -= gain
             last = 1 if depth % 2 == 0 else -1
@@ -237,6 +238,24 @@ cdef void iterate(Tree *t, double c) noexcept nogil:
             if not prove_parent(t, t.path[d - 1], t.path[d]):
                 break
     t.playouts += 1
+
+
+cdef inline int settle_by_gains(Tree *t, int32_t at) noexcept nogil:
+    """Solver, win/loss games: mark the children of a node just expanded whose move ends the
+    game (their gain), and the node itself where that decides it -- a move that wins at once
+    proves it lost for the side that moved into it, every move losing at once proves it won.
+    Returns whether the node is proven."""
+    cdef Node *node = &t.nodes[at]
+    cdef int i, lost = 0
+    for i in range(node.count):
+        t.nodes[node.first + i].proven = <int8_t>t.nodes[node.first + i].gain
+        if t.nodes[node.first + i].gain > 0:
+            node.proven = -1
+        elif t.nodes[node.first + i].gain < 0:
+            lost += 1
+    if not node.proven and node.count > 0 and lost == node.count:
+        node.proven = 1
+    return node.proven != 0
 
 
 cdef inline int prove_parent(Tree *t, int32_t parent, int32_t child) noexcept nogil:
@@ -271,7 +290,7 @@ def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threa
     best first (a proven win, then the most visited, proven losses last), [] when the game is
     over.  The plain player is the default; `solver` adds MCTS-Solver's proofs (proven +1 a
     win for the mover, -1 a loss, 0 unknown), `informed` playouts that take a move winning at
-    once and avoid one losing at once (games whose play layer has `over`).  Margin games: `lead` is what the side to move has
+    once and avoid one losing at once (win/loss games: the moves' gains tell).  Margin games: `lead` is what the side to move has
     banked over its opponent so far, `leftover` the seeds on the board and `last` who captured
     last (+1 the side to move, -1 the other, 0 nobody), for infinite play's end.  `memory`
     bounds the trees (bytes, all threads)."""
@@ -309,7 +328,7 @@ def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threa
                     or trees[th].safe == NULL):
                 raise MemoryError()
             trees[th].solver = solver
-            trees[th].informed = informed and k.over != NULL
+            trees[th].informed = informed and not k.margin
             trees[th].rng = mixed_seed(seed, th)
             trees[th].lead = <int32_t>lead
             trees[th].leftover = <int32_t>leftover
@@ -322,6 +341,8 @@ def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threa
             trees[th].used = 1
         if not expand(&trees[0], 0):
             raise MemoryError()
+        if solver and not k.margin:
+            settle_by_gains(&trees[0], 0)
         if trees[0].nodes[0].count == 0:
             return [], 0
         share = (playouts + threads - 1) // threads if playouts > 0 else 0
@@ -365,16 +386,3 @@ cdef void grow(Tree *t, int64_t playouts, double deadline, double c) noexcept no
         if deadline > 0 and t.playouts % CLOCK_EVERY == 0 and now() >= deadline:
             return
         iterate(t, c)
-
-
-def over(capsule, bytes state):
-    """The play layer's cheap end test of `state`: its final value (as moves() gives it) where
-    the game is over, None where it is not or the game has no such test."""
-    _kernel(capsule)
-    cdef const PlayKernel *k = <PlayKernel *>PyCapsule_GetPointer(capsule, SOWSOLVE_PLAY_CAPSULE)
-    cdef int final = 0
-    if len(state) != k.state_bytes:
-        raise ValueError(f"a state of this game has {k.state_bytes} bytes, not {len(state)}")
-    if k.over == NULL or not k.over(k.ctx, <const uint8_t *><const char *>state, &final):
-        return None
-    return final

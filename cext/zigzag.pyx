@@ -187,7 +187,6 @@ cdef class ZigZagKernel:
         self.play.moves = play_moves
         self.play.features_of = play_features
         self.play.locate = play_locate
-        self.play.over = NULL         # the end needs the turns generated: moves() tells it
 
     def play_capsule(self):
         """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""

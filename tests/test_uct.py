@@ -6,6 +6,7 @@ import pytest
 
 from conftest import solve_to
 from sowsolve.cext import uct
+from sowsolve.cext.engine import Engine
 from sowsolve.solver.games import make_game
 from sowsolve.tables.store import open_table
 
@@ -125,30 +126,28 @@ def test_a_state_of_another_size_is_refused():
 @pytest.mark.parametrize("name,board", [("overflow", dict(size="3x3")), ("overflow", dict(size="6x6")),
                                         ("diffusion", dict(cols=4, stones=2)),
                                         ("diffusion", dict(cols=6, stones=4))])
-def test_the_cheap_end_test_is_the_rules(name, board):
-    """`over` (what informed playouts read) says a state is over exactly where the reference
-    rules end the game, with the winner they name."""
+def test_a_moves_gain_is_the_end_it_makes_by_the_rules(name, board):
+    """In a win/loss game a move's gain (what informed playouts and the engine read) is the
+    end the reference rules give its child: +1 the mover has won at once, -1 it has lost,
+    0 the game goes on."""
     game = make_game(name, **board)
+    engine = Engine(game.play_kernel(), list(game.evaluation.weights))
     rng = random.Random(4)
-    ends = 0
-    walks = 60 if len(game.legal_moves(game.initial())) < 100 else 12
+    ends = {1: 0, -1: 0, 0: 0}
+    walks = 40 if len(game.legal_moves(game.initial())) < 100 else 6
     for _ in range(walks):
         position = game.initial()
-        while True:
-            final = uct.over(game.play_kernel(), game.play_state(position))
-            moves = game.legal_moves(position)
-            if not moves:
-                assert final == {"win": 1, "loss": -1}[game.outcome(position)]
-                ends += 1
-                break
-            assert final is None
-            position = game.play(position, rng.choice(moves))
-    assert ends == walks
-
-
-def test_zigzag_has_no_cheap_end_test():
-    game = make_game("zigzag", cols=4, stones=2)
-    assert uct.over(game.play_kernel(), game.play_state(game.initial())) is None
+        while game.legal_moves(position):
+            for code, gain, _ in engine.moves(game.play_state(position)):
+                child = game.play(position, game.play_move(position, code))
+                if game.legal_moves(child):
+                    expected = 0
+                else:      # the child's side to move has won or lost; the mover the other
+                    expected = {"win": -1, "loss": 1}[game.outcome(child)]
+                assert gain == expected, (game.format_position(position), code)
+                ends[gain] += 1
+            position = game.play(position, rng.choice(game.legal_moves(position)))
+    assert ends[1] and ends[0]
 
 
 def test_the_solvers_proofs_are_the_tables_values(tmp_path):
