@@ -140,10 +140,8 @@ def test_a_moves_gain_is_the_end_it_makes_by_the_rules(name, board):
         while game.legal_moves(position):
             for code, gain, _ in engine.moves(game.play_state(position)):
                 child = game.play(position, game.play_move(position, code))
-                if game.legal_moves(child):
-                    expected = 0
-                else:      # the child's side to move has won or lost; the mover the other
-                    expected = {"win": -1, "loss": 1}[game.outcome(child)]
+                # the rules' end of the child is its side to move's; the mover's the other
+                expected = {None: 0, "win": -1, "loss": 1}[game.outcome(child)]
                 assert gain == expected, (game.format_position(position), code)
                 ends[gain] += 1
             position = game.play(position, rng.choice(game.legal_moves(position)))
