@@ -356,3 +356,20 @@ def test_estimates_are_drawn_apart():
     picture = drawing.svg(game.picture(game.initial()), marks)
     assert 'class="move estimate"' in picture and 'class="move win"' not in picture
     assert all(mark.short.startswith("~") for mark in marks.values())
+
+
+def test_the_docs_agreement_figures_are_the_measured_ones():
+    """docs/analysis.md's table of agreement with perfect play is bench/results/analyse.json's."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    text = (root / "docs/analysis.md").read_text()
+    measured = {a["game"]: a for a in json.loads((root / "bench/results/analyse.json").read_text())["agreement"]}
+    rows = re.findall(r"^\| ([^|]+?) \| ([\d,]+) \| ([\d.]+)% \| ([\d,]+) of ([\d,]+) \|$", text, re.M)
+    assert len(rows) == 3
+    for game, positions, rate, right, labels in rows:
+        m = measured[game]
+        assert m["positions"] == int(positions.replace(",", ""))
+        assert round(100 * m["rate"], 1) == float(rate)
+        assert (m["exact_right"], m["exact_labels"]) == (int(right.replace(",", "")), int(labels.replace(",", "")))
