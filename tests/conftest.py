@@ -41,3 +41,9 @@ def client():
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         yield client
+
+
+def end_gain(game, position, move) -> int:
+    """The gain a win/loss game's play kernel gives `move`, from the reference rules: the end
+    the move makes at once, +1 its mover has won, -1 it has lost, 0 the game goes on."""
+    return {None: 0, "win": -1, "loss": 1}[game.outcome(game.play(position, move))]

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import solve_to
+from conftest import end_gain, solve_to
 from sowsolve.solver.games import make_game
 from sowsolve.tables.analysis import Analyser, analyse
 from sowsolve.tables.store import open_table
@@ -73,8 +73,7 @@ def test_play_kernel_moves_are_the_rules(name, board):
                 if a.engine.margin:
                     assert gain == game.move_gain(position, move)
                 else:   # a win/loss game's gain is the end the move makes at once
-                    after = game.outcome(game.play(position, move))
-                    assert gain == {None: 0, "win": -1, "loss": 1}[after]
+                    assert gain == end_gain(game, position, move)
             if not legal:
                 final = a.engine.final(state)
                 outcome = game.outcome(position)

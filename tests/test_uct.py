@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from conftest import solve_to
+from conftest import end_gain, solve_to
 from sowsolve.cext import uct
 from sowsolve.cext.engine import Engine
 from sowsolve.solver.games import make_game
@@ -139,10 +139,8 @@ def test_a_moves_gain_is_the_end_it_makes_by_the_rules(name, board):
         position = game.initial()
         while game.legal_moves(position):
             for code, gain, _ in engine.moves(game.play_state(position)):
-                child = game.play(position, game.play_move(position, code))
-                # the rules' end of the child is its side to move's; the mover's the other
-                expected = {None: 0, "win": -1, "loss": 1}[game.outcome(child)]
-                assert gain == expected, (game.format_position(position), code)
+                assert gain == end_gain(game, position, game.play_move(position, code)), \
+                    (game.format_position(position), code)
                 ends[gain] += 1
             position = game.play(position, rng.choice(game.legal_moves(position)))
     assert ends[1] and ends[0]
