@@ -614,6 +614,7 @@ cdef class DiffusionKernel:
         self.play.moves = play_moves
         self.play.features_of = play_features
         self.play.locate = play_locate
+        self.play.endless = NULL        # cycles searched as before (to the depth, then evaluated)
 
     def capsule(self):
         """The GameKernel for solver modules (valid while this object lives)."""

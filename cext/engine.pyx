@@ -105,6 +105,7 @@ cdef struct Shared:
     int depth_done
     int nroot
     RootMove root[PLAY_MAX_MOVES]
+    uint8_t root_state[PLAY_STATE_MAX]
     uint8_t root_children[PLAY_MAX_MOVES * PLAY_STATE_MAX]
     int threads
     double started
@@ -121,6 +122,8 @@ cdef struct Worker:
     int64_t *keys              # MAX_PLY x max_moves: the moves after the first few, sorted once
     int16_t killers[MAX_PLY][2]
     int32_t history[PLAY_MAX_MOVES]
+    const uint8_t *path[MAX_PLY]      # the states from the root to the node searched
+    uint64_t path_hash[MAX_PLY]
 
 
 cdef inline double now() noexcept nogil:
@@ -311,11 +314,20 @@ cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t
     if oracle(s, state, &score):
         proven[0] = True
         return score
+    h = state_hash(state, sb)
+    if k.endless != NULL:
+        # a position already on the path: play that goes round for ever from here scores as
+        # the game's rule for it says (not proven: either side may leave the cycle)
+        w.path[ply] = state
+        w.path_hash[ply] = h
+        for j in range(ply - 1, -1, -1):
+            if w.path_hash[j] == h and memcmp(w.path[j], state, sb) == 0:
+                proven[0] = False
+                return final_score(k.endless(k.ctx, state), margin)
     n = k.moves(k.ctx, state, children, codes, gains, &final)
     if n == 0:
         proven[0] = True
         return final_score(final, margin)
-    h = state_hash(state, sb)
     if tt_probe(s, h, state, &e):
         tt_move = e.move
         if e.proven or e.depth >= depth:
@@ -442,6 +454,8 @@ cdef void root_search(Worker *w, const uint8_t *root_children) noexcept nogil:
     cdef int32_t c, v, kth, alpha
     cdef bint cp
     memcpy(rm, s.root, n * sizeof(RootMove))
+    w.path[0] = s.root_state
+    w.path_hash[0] = state_hash(s.root_state, sb)
     if w.id:                          # helpers: another order, one ply deeper every other one
         for i in range(n):
             rm[i] = s.root[(i + w.id) % n]
@@ -713,6 +727,7 @@ cdef class Engine:
         cdef int16_t[::1] gv = gains
         n = s.k.moves(s.k.ctx, <const uint8_t *><const char *>state, s.root_children, &cv[0], &gv[0], &final)
         s.nroot = n
+        memcpy(s.root_state, <const uint8_t *><const char *>state, sb)
         s.depth_done = 0
         s.nodes = 0
         s.stop = 0

@@ -153,3 +153,4 @@ cdef extern from "sowsolve_kernel.h" nogil:
                      int16_t *gains, int *final) noexcept nogil
         void (*features_of)(const void *ctx, const uint8_t *state, int32_t *f) noexcept nogil
         int (*locate)(const void *ctx, const uint8_t *state, int *tier, uint64_t *where) noexcept nogil
+        int (*endless)(const void *ctx, const uint8_t *state) noexcept nogil

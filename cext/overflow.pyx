@@ -480,6 +480,7 @@ cdef class OverflowKernel:
         self.play.moves = play_moves
         self.play.features_of = play_features
         self.play.locate = play_locate
+        self.play.endless = NULL        # no position comes back: every move lowers (discs, cells)
 
     def capsule(self):
         return PyCapsule_New(&self.kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)

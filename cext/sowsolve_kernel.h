@@ -361,6 +361,12 @@ typedef struct PlayKernel {
     /* Where a table of this board stores the state's record: its tier and its index in a
      * dense tier, or its packed key in a keyed one; 0 where no table can hold it. */
     int (*locate)(const void *ctx, const uint8_t *state, int *tier, uint64_t *where);
+    /* Optional (NULL: none): the value for the side to move of play that goes round for ever
+     * from `state` (the game's rule for infinite play; a position can only come back after
+     * moves that bank nothing), on the scale of *final above.  Where a game gives it, the
+     * engine scores a position that repeats one on its search path by it (an estimate: the
+     * players could leave the cycle). */
+    int (*endless)(const void *ctx, const uint8_t *state);
 } PlayKernel;
 
 #endif

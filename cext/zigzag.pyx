@@ -187,6 +187,7 @@ cdef class ZigZagKernel:
         self.play.moves = play_moves
         self.play.features_of = play_features
         self.play.locate = play_locate
+        self.play.endless = play_endless
 
     def play_capsule(self):
         """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""
@@ -375,15 +376,12 @@ cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, in
     cdef const ZzCtx *c = <const ZzCtx *>ctx
     cdef TurnResult turns[MAXP]
     cdef int pits[MAXP]
-    cdef int n = c.npits, side = state[n], last = state[n + 2], i, m, seeds = 0
+    cdef int n = c.npits, side = state[n], last = state[n + 2], i, m
     cdef int ko = state_ko(state, n)
     cdef uint8_t *child
     m = gen_turns(c, state, side, ko, turns, pits)
     if m == 0:
-        # the end: the seeds left go to the last capturer
-        for i in range(n):
-            seeds += state[i]
-        final[0] = 0 if last == 0 else (seeds if last == side + 1 else -seeds)
+        final[0] = play_endless(ctx, state)    # the end: the seeds left to the last capturer
         return 0
     for i in range(m):
         child = &children[i * (n + 3)]
@@ -394,6 +392,16 @@ cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, in
         codes[i] = pits[i]
         gains[i] = turns[i].captured
     return m
+
+
+cdef int play_endless(const void *ctx, const uint8_t *state) noexcept nogil:
+    """The margin for the side to move when the game ends here, by no move or by play that
+    goes on for ever (the rules end both alike): the seeds left go to the last capturer."""
+    cdef const ZzCtx *c = <const ZzCtx *>ctx
+    cdef int n = c.npits, side = state[n], last = state[n + 2], i, seeds = 0
+    for i in range(n):
+        seeds += state[i]
+    return 0 if last == 0 else (seeds if last == side + 1 else -seeds)
 
 
 cdef int best_capture(const ZzCtx *c, const uint8_t *board, int side, int ko) noexcept nogil:
