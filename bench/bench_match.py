@@ -28,7 +28,7 @@ from report import emit, machine
 from sowsolve.cext import uct
 from sowsolve.cext.engine import SCORE_SCALE
 from sowsolve.solver.games import make_game
-from sowsolve.tables.analysis import Analyser
+from sowsolve.tables.analysis import PROOF_SHARE, Analyser
 
 
 def board_of(args) -> dict:
@@ -47,14 +47,15 @@ class Match:
 
     def __init__(self, game, seconds: float, threads: int, hash_bytes: int, seeds: int = 0,
                  player: str = "engine", weights: list[int] | None = None,
-                 exploration: float = uct.EXPLORATION):
+                 exploration: float = uct.EXPLORATION, proof_share: float = PROOF_SHARE):
         self.game = game
         self.player = player
         self.exploration = exploration
         self.seeds = seeds                   # margin games: the seeds in play
         self.seconds = seconds
         self.threads = threads
-        self.analyser = Analyser(game, hash_bytes=hash_bytes, weights=weights)
+        self.analyser = Analyser(game, hash_bytes=hash_bytes, weights=weights,
+                                 proof_share=proof_share)
         self.engine = self.analyser.engine
         self.engine_weights = weights or game.evaluation.weights
         self.capsule = game.play_kernel()
@@ -168,13 +169,16 @@ def main() -> None:
                         "(default: the game's own)")
     parser.add_argument("--exploration", type=float, default=uct.EXPLORATION,
                         help="the mcts player's UCB1 constant (the UCT yardstick keeps sqrt 2)")
+    parser.add_argument("--proof-share", type=float, default=PROOF_SHARE,
+                        help="the engine: the share of each move's time the proof search takes "
+                        "first, in games it can prove (0: none)")
     parser.add_argument("--out")
     args = parser.parse_args()
     game = make_game(args.game, **board_of(args))
     seeds = 2 * args.cols * args.stones if args.cols and args.stones else 0
     weights = [int(w) for w in args.weights.split(",")] if args.weights else None
     match = Match(game, args.time, args.threads, args.hash_mb << 20, seeds, args.player, weights,
-                  args.exploration)
+                  args.exploration, args.proof_share)
     games = []
     started = time.time()
     load_before = os.getloadavg()[0]
@@ -197,6 +201,7 @@ def main() -> None:
         "threads": args.threads,
         "weights": list(match.engine_weights) if args.player == "engine" else None,
         "exploration": args.exploration if args.player == "mcts" else None,
+        "proof_share": args.proof_share if args.player == "engine" else None,
         "opponent": "plain UCT (UCB1 c=sqrt 2, uniformly random playouts, root-parallel)",
         "games": len(games),
         "wins": sum(r["result"] == "win" for r in games),

@@ -57,8 +57,12 @@ class LiveLine:
         if not self.shown:
             return
         speed = status.nodes / status.seconds if status.seconds > 0 else 0
-        text = (f"depth {status.depth}  nodes {status.nodes:,}  {speed / 1e6:.2f} M/s  "
-                f"best {status.best or '-'} {status.value}  {status.seconds:.1f} s")
+        if status.phase == "proof":
+            text = (f"proof search  {status.nodes:,} positions expanded  {speed / 1e6:.2f} M/s  "
+                    f"{status.seconds:.1f} s")
+        else:
+            text = (f"depth {status.depth}  nodes {status.nodes:,}  {speed / 1e6:.2f} M/s  "
+                    f"best {status.best or '-'} {status.value}  {status.seconds:.1f} s")
         sys.stderr.write("\r" + text.ljust(self.width))
         sys.stderr.flush()
         self.width = len(text)
@@ -88,7 +92,8 @@ def analyse(
                                         "(its game and board are the position's); left out, "
                                         "every table of that board in the tables directory."),
     memory: str = typer.Option("256M", "--hash", metavar="SIZE", help="Memory of the search's "
-                               "transposition table (64M, 1G, ...)."),
+                               "transposition table (64M, 1G, ...); Overflow's proof search "
+                               "takes a quarter as much besides."),
     leaf_memory: str = typer.Option("1G", "--leaf-memory", metavar="SIZE", help="At most this "
                                     "much of the tables is read into memory for the leaves "
                                     "(tiers with the fewest stones first)."),
@@ -101,6 +106,8 @@ def analyse(
     the board at its leaves) and labels each value: exact (win/loss in N, or a margin) where
     the search reached only the end of the game and table entries, else an estimate
     (~+1.25, in the game's unit: Overflow house cells, Diffusion stones, Zig Zag seeds).
+    Overflow: the proof search takes the first half of the budget; what it proves is exact
+    ("win (proved)", no remoteness).
     Ctrl-C prints the best found so far (exit 130).
 
     \b

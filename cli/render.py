@@ -292,7 +292,8 @@ def analyse_text(r: dict) -> str:
         lines.append(f"value      {_value(r, r['value'], r['remoteness'])} (exact: the table)")
     else:
         lines.append(f"value      {describe_value(r, None, unit)} "
-                     + ("(exact: the search reached only ends and table entries)" if r["exact"]
+                     + ("(exact: the proof search proved it)" if r.get("proved") else
+                        "(exact: the search reached only ends and table entries)" if r["exact"]
                         else f"(estimate, in {unit})"))
     if r["moves"]:
         lines.append("moves      (value for the side playing it; exact or estimated)")
@@ -303,7 +304,8 @@ def analyse_text(r: dict) -> str:
                 rem = "no end" if m["remoteness"] is None else m["remoteness"]
                 lines.append(f"  {m['move']:<{width}}  {text:<5} {rem:<6} exact")
             else:
-                label = "exact" if m["exact"] else f"estimate, depth {m.get('depth', 0)}"
+                label = ("exact (proof)" if m.get("proved") else "exact" if m["exact"]
+                         else f"estimate, depth {m.get('depth', 0)}")
                 lines.append(f"  {m['move']:<{width}}  {describe_value(m, None, unit):<14} {label}")
         lines.append(f"best       {' '.join(r['best'])}")
     if r.get("line"):

@@ -414,6 +414,7 @@ function shortValue(m) {
     return m.value + " " + m.remoteness + "? (estimate)";
   }
   const v = typeof m.value === "number" ? (m.value > 0 ? "+" + m.value : String(m.value)) : m.value;
+  if (m.remoteness === null && m.proved) return v + " proved";   // a proof: no remoteness
   return v + " " + (m.remoteness === null ? "no end" : m.remoteness);
 }
 
@@ -470,7 +471,8 @@ function drawChart() {
     const sign = first && r.side_to_move === first.side_to_move ? 1 : -1;
     let y;
     if (typeof r.value === "number") y = sign * r.value;
-    else y = r.value === "draw" ? 0 : (tone(r.value) === "win" ? sign : -sign) * (r.remoteness || 0);
+    // a win or loss away from the axis even when proved (no remoteness) or over (0)
+    else y = r.value === "draw" ? 0 : (tone(r.value) === "win" ? sign : -sign) * Math.max(1, r.remoteness || 0);
     points.push([i, y, r]);
   }
   const top = Math.max(1, ...points.map((p) => Math.abs(p[1])));

@@ -83,12 +83,15 @@ class Mark:
 
     @property
     def short(self) -> str:
-        """'win 129', 'loss 12', '+2 17', '0 no end'; estimates '~+1.25', 'win 13?'."""
+        """'win 129', 'loss 12', 'win proved', '+2 17', '0 no end'; estimates '~+1.25',
+        'win 13?'."""
         if not self.exact:
             if isinstance(self.value, str):
                 return f"{self.value} {self.remoteness}?"
             return f"~{self.value:+.2f}"
         head = self.value if isinstance(self.value, str) else f"{self.value:+d}" if self.value else "0"
+        if self.remoteness is None and self.value in ("win", "loss"):
+            return f"{head} proved"            # a proof: the value, no remoteness
         return f"{head} {'no end' if self.remoteness is None else self.remoteness}"
 
 

@@ -10,18 +10,20 @@ position and an engine's evaluation elsewhere, and never mixes the two up.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 
 from ..solver.contract import Game
 from ..solver.errors import BadParameters
-from ..solver.kernels import compiled
+from ..solver.kernels import Control, compiled
 from .format import BeyondTable, NotInTable
 from .layout import KeyedLayout
 from .store import Table
 
 _engine = compiled("engine")
+_proofsearch = compiled("proofsearch")
 
 #: the transposition table's memory when none is given
 DEFAULT_HASH_BYTES = 256 << 20
@@ -34,6 +36,14 @@ MAX_NODES = 1 << 50
 MAX_THREADS = 256
 #: plies of the best line shown
 LINE_PLIES = 24
+#: in a game the proof search can prove, the share of the budget (time or nodes) it takes
+#: first: a proof answers the position and its moves exactly, and the engine gets the rest
+#: (all of it once the proof is done); measured on Overflow 4x4 (docs/analysis.md)
+PROOF_SHARE = 0.5
+#: expansions of the proof search between two looks at the clock (a few milliseconds)
+PROOF_SLICE = 2048
+#: the proof search's table is this share of the engine's (--hash), taken besides it
+PROOF_TABLE_FRACTION = 0.25
 
 
 class Interrupted(KeyboardInterrupt):
@@ -52,6 +62,7 @@ class Status:
     seconds: float
     best: str | None
     value: str
+    phase: str = "search"      # "proof" while the proof search runs first (nodes: expansions)
 
 
 class Analyser:
@@ -59,7 +70,8 @@ class Analyser:
     read into memory then), asked about many positions (`play` and `serve` keep one)."""
 
     def __init__(self, game: Game, tables: Sequence[Table] = (), hash_bytes: int = DEFAULT_HASH_BYTES,
-                 leaf_bytes: int = DEFAULT_LEAF_BYTES, weights: Sequence[int] | None = None):
+                 leaf_bytes: int = DEFAULT_LEAF_BYTES, weights: Sequence[int] | None = None,
+                 proof_share: float = PROOF_SHARE):
         if game.evaluation is None:
             raise BadParameters(f"{game.describe()} has no analysis engine")
         check_hash(hash_bytes)
@@ -74,6 +86,21 @@ class Analyser:
                        and t.game.solver.indexing == game.solver.indexing]
         self.leaves = self._load_leaves(leaf_bytes)
         self._lock = threading.Lock()
+        # a df-pn proof search from the position comes first where the game's solver proves
+        # (a win/loss game whose positions pack into 64 bits); one table kept from position to
+        # position, so what one search proved (a game's later positions) the next need not
+        kernel = game.kernel()
+        if not 0 <= proof_share < 1:
+            raise BadParameters(f"the proof search's share of the budget must be from 0 to below 1, "
+                                f"not {str(proof_share)[:20]}")
+        self.proof_share = proof_share
+        self.proves = (proof_share > 0 and bool(game.solver.proves)
+                       and getattr(kernel, "keyable", False))
+        self._proof_entries = max(1024, int(hash_bytes * PROOF_TABLE_FRACTION) // _proofsearch.ENTRY_BYTES)
+        self._prover = None
+        self._proof: dict | None = None          # this search's proof phase, see _prove_first
+        self._control = Control()
+        self._stopping = False
 
     def _load_leaves(self, budget: int) -> dict:
         """Every solved tier of the board's tables, fewest stones first, while they fit the
@@ -105,18 +132,33 @@ class Analyser:
                 threads: int = 1, multipv: int | None = None, seed: int = 0,
                 on_status: Callable[[Status], None] | None = None,
                 status_every: float = 0.25) -> dict:
-        """The engine's answer for `position` (a position object); see the module."""
+        """The engine's answer for `position` (text, or a position object); see the module."""
         seconds, nodes, threads = check_budget(seconds, nodes, threads, multipv, seed)
         game = self.game
+        if isinstance(position, str):
+            position = game.parse_position(position)
+            game.check_position(position)
         state = game.play_state(position)
         with self._lock:                       # one search at a time on this table
             self.engine.clear()
+            self._control = Control()
+            self._stopping = False
+            self._proof = None
             done = threading.Event()
             failure: list[BaseException] = []
 
             def run():
                 try:
-                    self.engine.run(state, seconds or 0.0, nodes or 0, threads, multipv or 0, seed)
+                    left_seconds, left_nodes = seconds or 0.0, nodes or 0
+                    if self.proves and game.outcome(position) is None:
+                        spent_seconds, spent_nodes = self._prove_first(position, seconds, nodes, threads)
+                        if left_seconds:
+                            left_seconds = max(left_seconds - spent_seconds, 1e-3)
+                        if left_nodes:
+                            left_nodes = max(left_nodes - spent_nodes, 1)
+                    if self._stopping:          # Ctrl-C while proving: the engine's first look
+                        left_seconds, left_nodes = 1e-3, 0
+                    self.engine.run(state, left_seconds, left_nodes, threads, multipv or 0, seed)
                 except BaseException as exc:  # noqa: BLE001 - handed to the caller below
                     failure.append(exc)
                 finally:
@@ -136,11 +178,11 @@ class Analyser:
                 interrupted = True
             finally:
                 # whatever ends the wait (Ctrl-C, an error of the callback), the search stops
-                # and is waited for: the engine's memory is never freed under it
-                if not done.is_set():
-                    self.engine.stop()
-                while worker.is_alive() and not done.wait(0.05):
-                    pass
+                # and is waited for: the engine's memory is never freed under it (asked again
+                # while it runs: the engine may have started after the first ask)
+                while not done.is_set() and worker.is_alive():
+                    self._stop()
+                    done.wait(0.05)
             if failure:
                 raise failure[0]
             result = self._result(position, state, threads)
@@ -148,7 +190,48 @@ class Analyser:
             raise Interrupted(result)
         return result
 
+    def _stop(self) -> None:
+        self._stopping = True
+        self._control.stop()
+        self.engine.stop()
+
+    def _prove_first(self, position, seconds: float | None, nodes: int | None,
+                     threads: int) -> tuple[float, int]:
+        """The proof search from `position` for its share of the budget, or until it proves
+        the position: (seconds, expansions) it took.  Ctrl-C ends it where it is."""
+        _, root = self.game.key(position)
+        if self._prover is None:
+            self._prover = _proofsearch.Prover(self.game.kernel().capsule(), root,
+                                               self._proof_entries)
+        else:
+            self._prover.aim(root)
+        prover = self._prover
+        first = prover.nodes
+        started = time.perf_counter()
+        deadline = started + seconds * self.proof_share if seconds else None
+        budget = max(1, int(nodes * self.proof_share)) if nodes else None
+        self._proof = {"root": root, "first": first, "started": started, "running": True}
+        try:
+            while prover.value() is None:
+                used = prover.nodes - first
+                if budget is not None and used >= budget:
+                    break
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+                step = PROOF_SLICE * threads if budget is None else min(PROOF_SLICE * threads, budget - used)
+                prover.run(step, self._control.words, threads)
+        except KeyboardInterrupt:       # asked to stop: the table stays valid
+            pass
+        finally:
+            self._proof.update(expansions=prover.nodes - first, value=prover.value(),
+                               seconds=round(time.perf_counter() - started, 3), running=False)
+        return time.perf_counter() - started, prover.nodes - first
+
     def _status(self, position) -> Status:
+        proof = self._proof
+        if proof is not None and proof.get("running"):
+            return Status(0, self._prover.nodes - proof["first"],
+                          time.perf_counter() - proof["started"], None, "", "proof")
         depth, nodes, seconds, code, score, proven = self.engine.status()
         best = None if code is None else self.game.format_move(self.game.play_move(position, code))
         value = "" if score is None else self.value_text(score, proven)
@@ -175,6 +258,20 @@ class Analyser:
         return {"value": round(score / 100.0, 2), "remoteness": None, "exact": False,
                 "bound": "upper" if bound else None}
 
+    def _proved_move(self, entry: dict, child) -> None:
+        """Label a move the engine only estimated with what the proof search settled of the
+        position it leads to (its table holds the children of a proved position)."""
+        phi, delta = self._prover.numbers(self.game.key(child)[1])
+        if phi != 0 and delta != 0:
+            return
+        win = delta == 0                 # the opponent, to move there, is lost
+        entry.pop("bound", None)
+        entry.pop("depth", None)
+        # ranks below a win of known length, above a loss of known length
+        limit = _engine.MATE_LIMIT + 1
+        entry.update(value="win" if win else "loss", remoteness=None, exact=True, proved=True,
+                     score=limit if win else -limit)
+
     def _result(self, position, state: bytes, threads: int) -> dict:
         game = self.game
         depth, nodes, seconds, _, _, _ = self.engine.status()
@@ -191,10 +288,13 @@ class Analyser:
                 del entry["bound"]
             entry["score"] = score
             entry["_code"] = code
+            if not entry["exact"] and self._proof is not None:
+                self._proved_move(entry, game.play(position, move))
             moves.append(entry)
-        # moves with a value first (best first), then those the search only bounded: with
-        # --multipv a bound ("at most") may sit above the best value, and is not a value
-        moves.sort(key=lambda m: "bound" in m)
+        # moves with a value first (best first: a move the proof settled ranks by its value,
+        # among the engine's in its order), then those the search only bounded: with --multipv
+        # a bound ("at most") may sit above the best value, and is not a value
+        moves.sort(key=lambda m: ("bound" in m, -m["score"]))
         final = not moves
         if final:
             score = self.engine.final(state)
@@ -202,8 +302,14 @@ class Analyser:
             best: list[str] = []
         else:
             top = moves[0]
-            every_proven = all(r[4] for r in report)
-            value = self.value_of(top["score"], every_proven and top["exact"])
+            proved = self._proof["value"] if self._proof is not None else None
+            if top.get("proved"):
+                value = {"value": top["value"], "remoteness": None, "exact": True, "proved": True}
+            else:
+                every_proven = all(r[4] for r in report)
+                value = self.value_of(top["score"], every_proven and top["exact"])
+                if proved is not None and not value["exact"]:
+                    value = {"value": proved, "remoteness": None, "exact": True, "proved": True}
             best = [m["move"] for m in moves if m["score"] == top["score"] and "bound" not in m]
         line = []
         if moves:
@@ -224,6 +330,10 @@ class Analyser:
                        "threads": threads, "leaf_tiers": self.leaves["tiers"],
                        "leaf_tables": self.leaves["tables"]},
         }
+        if value.get("proved"):
+            result["proved"] = True
+        if self._proof is not None:
+            result["search"]["proof"] = {k: self._proof[k] for k in ("expansions", "seconds", "value")}
         return result
 
 
@@ -246,6 +356,8 @@ def _line_texts(game: Game, position, codes: list[int]) -> list[str]:
 def describe_value(v: dict, game: Game, unit: str) -> str:
     """A value as text: 'win in 13', 'margin +4', or '~ +1.35 house cells (estimate)'."""
     if isinstance(v["value"], str) and v["value"] in ("win", "loss"):
+        if v["remoteness"] is None:          # proved: a proof gives no remoteness
+            return f"{v['value']} (proved)"
         text = f"{v['value']} in {v['remoteness']}"
         if v.get("bound"):
             return f"at most {text}"

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from conftest import end_gain, solve_to
+from sowsolve.solver import drawing
 from sowsolve.solver.games import make_game
 from sowsolve.tables.analysis import Analyser, analyse
 from sowsolve.tables.store import open_table
@@ -108,7 +109,7 @@ def test_exact_labels_are_the_table_values(tables, name):
     with open_table(paths[name]) as table:
         game = table.game
         a = Analyser(game, hash_bytes=1 << 22)
-        exact_moves = 0
+        exact_moves = proved_moves = 0
         for position in sampled_positions(table, 60, rng):
             if game.outcome(position) is not None or not game.legal_moves(position):
                 continue
@@ -122,13 +123,101 @@ def test_exact_labels_are_the_table_values(tables, name):
                 if m["exact"]:
                     exact_moves += 1
                     assert m["value"] == moves[m["move"]]["value"], (truth["position"], m)
-                    if game.value_kind.name == "winloss":
+                    if m.get("proved"):         # a proof gives no remoteness
+                        assert m["remoteness"] is None
+                        proved_moves += 1
+                    elif game.value_kind.name == "winloss":
                         assert m["remoteness"] == moves[m["move"]]["remoteness"], (truth["position"], m)
             if result["exact"]:
                 assert result["value"] == truth["value"]
-                if game.value_kind.name == "winloss":
+                if result.get("proved"):
+                    assert result["remoteness"] is None
+                elif game.value_kind.name == "winloss":
                     assert result["remoteness"] == truth["remoteness"]
         assert exact_moves >= 5          # the check above was exercised
+        # the proof search runs first exactly where the game's solver proves (Overflow)
+        assert (proved_moves > 0) == game.solver.proves
+
+
+def test_a_proof_answers_with_winning_moves(tables):
+    """Overflow positions the proof search settles within the budget: the position's value
+    and every move labelled proved are the table's, the best moves win where the position
+    does, and the engine's time is what the proof left (the search says both)."""
+    _, paths = tables
+    rng = random.Random(5)
+    with open_table(paths["overflow"]) as table:
+        game = table.game
+        analyser = Analyser(game, hash_bytes=1 << 22)
+        proved = labelled = 0
+        for position in sampled_positions(table, 40, rng):
+            if not game.legal_moves(position) or game.outcome(position) is not None:
+                continue
+            truth = table.query(game.format_position(position))
+            values = {m["move"]: m["value"] for m in truth["moves"]}
+            result = analyser.analyse(position, nodes=400, threads=1)
+            proof = result["search"]["proof"]
+            assert proof["expansions"] <= 200 + 1
+            if proof["value"] is None:
+                continue
+            proved += 1
+            assert result["exact"] and result["value"] == truth["value"] == proof["value"]
+            labelled += sum(1 for m in result["moves"] if m.get("proved"))
+            assert all(values[m["move"]] == m["value"] for m in result["moves"] if m.get("proved"))
+            marks = drawing.marks_from_query(result)      # pictures say "proved", not "no end"
+            assert all(marks[m["move"]].short == f"{m['value']} proved"
+                       for m in result["moves"] if m.get("proved"))
+            if truth["value"] == "win":
+                assert all(values[b] == "win" for b in result["best"]) and result["best"]
+    assert proved >= 10 and labelled >= 10, (proved, labelled)
+
+
+def test_the_live_line_says_when_the_proof_search_runs(tables, capsys):
+    """While the proof search runs first, the live line shows its expansions, not a depth."""
+    from sowsolve.cli.analyse import LiveLine
+    _, paths = tables
+    seen = []
+    with open_table(paths["overflow"]) as table:
+        game = table.game
+        Analyser(game, hash_bytes=1 << 22).analyse(game.initial(), seconds=0.5, threads=1,
+                                                   on_status=seen.append, status_every=0.01)
+    assert seen and {s.phase for s in seen} <= {"proof", "search"}
+    line = LiveLine()
+    line.shown = True
+    line(analysis_status(phase="proof"))
+    line(analysis_status(phase="search"))
+    err = capsys.readouterr().err
+    assert "proof search  1,000 positions expanded" in err and "depth 3  nodes 1,000" in err
+
+
+def analysis_status(phase):
+    from sowsolve.tables.analysis import Status
+    return Status(3 if phase == "search" else 0, 1000, 0.5, None, "", phase)
+
+
+def test_no_proof_where_the_share_is_zero(tables):
+    _, paths = tables
+    with open_table(paths["overflow"]) as table:
+        game = table.game
+        position = game.initial()
+        result = Analyser(game, hash_bytes=1 << 22, proof_share=0).analyse(position, nodes=3000)
+    assert "proof" not in result["search"] and not any(m.get("proved") for m in result["moves"])
+    with pytest.raises(ValueError, match="share"):
+        Analyser(game, proof_share=1.5)
+
+
+@pytest.mark.parametrize("text", ["2311/3010 P - P", "1140/1404 P C p", "0000/1318 p c p",
+                                  "0123/2210 p - p", "2102/4000 P - P"])
+def test_a_cycle_on_the_search_path_scores_as_infinite_play(tables, text):
+    """Zig Zag positions whose lines come round: the engine scores a position repeating one
+    on its path by the rule for infinite play (the seeds left to the last capturer), and with
+    it keeps the table's value in 20,000 positions (each of these it lost without it)."""
+    _, paths = tables
+    with open_table(paths["zigzag"]) as table:
+        truth = table.query(text)
+        values = {m["move"]: m["value"] for m in truth["moves"]}
+        result = Analyser(table.game, hash_bytes=1 << 22).analyse(text, nodes=20000, threads=1,
+                                                                 multipv=1)
+    assert values[result["best"][0]] == truth["value"], (result["best"], truth["moves"])
 
 
 def test_estimates_are_never_exact_where_nothing_is_known():
@@ -303,17 +392,21 @@ def test_a_final_position_reads_cleanly(tmp_path):
     assert "(," not in done.stdout and "(2 threads)" in done.stdout or "(1 thread)" in done.stdout
 
 
-def test_deterministic_with_one_thread_and_a_seed(tmp_path):
+@pytest.mark.parametrize("text", ["555555/555555 p - -", "1111/1111/1111/1111 L"])
+def test_deterministic_with_one_thread_and_a_seed(tmp_path, text):
     def once():
-        done = run_cli("analyse", "555555/555555 p - -", "--nodes", "40000", "--threads", "1",
+        done = run_cli("analyse", text, "--nodes", "40000", "--threads", "1",
                        "--seed", "5", "--json", env={"SOWSOLVE_TABLES": str(tmp_path)})
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
         del result["search"]["seconds"], result["search"]["nodes_per_second"]
+        result["search"].get("proof", {}).pop("seconds", None)
         return result
     first, second = once(), once()
     assert first == second
-    assert first["search"]["nodes"] >= 40000 and not first["exact"]
+    # Overflow: the proof search's expansions are half the budget
+    spent = first["search"]["nodes"] + first["search"].get("proof", {}).get("expansions", 0)
+    assert spent >= 40000 and not first["exact"]
 
 
 def test_ctrl_c_prints_the_best_so_far(tmp_path):
@@ -348,7 +441,6 @@ def test_analyse_reads_the_directory_tables(tables):
 
 
 def test_estimates_are_drawn_apart():
-    from sowsolve.solver import drawing
     game = make_game("overflow", size="4x4")
     result = analyse(game.initial(), game, nodes=2000, threads=1)
     marks = drawing.marks_from_query(result)
