@@ -106,8 +106,8 @@ def analyse(
     the board at its leaves) and labels each value: exact (win/loss in N, or a margin) where
     the search reached only the end of the game and table entries, else an estimate
     (~+1.25, in the game's unit: Overflow house cells, Diffusion stones, Zig Zag seeds).
-    Overflow: the proof search takes the first half of the budget; what it proves is exact
-    ("win (proved)", no remoteness).
+    Overflow boards of at most 31 cells: the proof search takes the first half of the
+    budget; what it proves is exact ("win (proved)", no remoteness).
     Ctrl-C prints the best found so far (exit 130).
 
     \b
