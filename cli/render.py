@@ -291,8 +291,10 @@ def analyse_text(r: dict) -> str:
     if r.get("source") == "table":
         lines.append(f"value      {_value(r, r['value'], r['remoteness'])} (exact: the table)")
     else:
-        lines.append(f"value      {describe_value(r, None, unit)} "
-                     + ("(exact: the proof search proved it)" if r.get("proved") else
+        lines.append(f"value      {r['value']} (exact: proved by the proof search, no remoteness)"
+                     if r.get("proved") else
+                     f"value      {describe_value(r, None, unit)} "
+                     + (
                         "(exact: the search reached only ends and table entries)" if r["exact"]
                         else f"(estimate, in {unit})"))
     if r["moves"]:

@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 from ..solver.contract import Game
 from ..solver.errors import BadParameters
+from ..solver.games import make_game
 from ..solver.kernels import Control, compiled
 from .format import BeyondTable, NotInTable
 from .layout import KeyedLayout
@@ -89,13 +90,18 @@ class Analyser:
         # a df-pn proof search from the position comes first where the game's solver proves
         # (a win/loss game whose positions pack into 64 bits); one table kept from position to
         # position, so what one search proved (a game's later positions) the next need not
-        kernel = game.kernel()
+        # an endgame table's game is its board's game under another solver: the proof search
+        # is the board's game's
+        self._proof_game = make_game(game.name, **game.parameters())
+        kernel = self._proof_game.kernel()
         if not 0 <= proof_share < 1:
             raise BadParameters(f"the proof search's share of the budget must be from 0 to below 1, "
                                 f"not {str(proof_share)[:20]}")
         self.proof_share = proof_share
-        self.proves = (proof_share > 0 and bool(game.solver.proves)
+        self.proves = (proof_share > 0 and bool(self._proof_game.solver.proves)
                        and getattr(kernel, "keyable", False))
+        if self.proves:     # the proof's table is taken besides the engine's
+            check_hash(int(hash_bytes * (1 + PROOF_TABLE_FRACTION)))
         self._proof_entries = max(1024, int(hash_bytes * PROOF_TABLE_FRACTION) // _proofsearch.ENTRY_BYTES)
         self._prover = None
         self._proof: dict | None = None          # this search's proof phase, see _prove_first
@@ -199,9 +205,9 @@ class Analyser:
                      threads: int) -> tuple[float, int]:
         """The proof search from `position` for its share of the budget, or until it proves
         the position: (seconds, expansions) it took.  Ctrl-C ends it where it is."""
-        _, root = self.game.key(position)
+        _, root = self._proof_game.key(position)
         if self._prover is None:
-            self._prover = _proofsearch.Prover(self.game.kernel().capsule(), root,
+            self._prover = _proofsearch.Prover(self._proof_game.kernel().capsule(), root,
                                                self._proof_entries)
         else:
             self._prover.aim(root)
@@ -261,7 +267,7 @@ class Analyser:
     def _proved_move(self, entry: dict, child) -> None:
         """Label a move the engine only estimated with what the proof search settled of the
         position it leads to (its table holds the children of a proved position)."""
-        phi, delta = self._prover.numbers(self.game.key(child)[1])
+        phi, delta = self._prover.numbers(self._proof_game.key(child)[1])
         if phi != 0 and delta != 0:
             return
         win = delta == 0                 # the opponent, to move there, is lost
@@ -291,10 +297,8 @@ class Analyser:
             if not entry["exact"] and self._proof is not None:
                 self._proved_move(entry, game.play(position, move))
             moves.append(entry)
-        # moves with a value first (best first: a move the proof settled ranks by its value,
-        # among the engine's in its order), then those the search only bounded: with --multipv
-        # a bound ("at most") may sit above the best value, and is not a value
-        moves.sort(key=lambda m: ("bound" in m, -m["score"]))
+        # best first within each rank (_rank); a proved win scores below a win of known length
+        moves.sort(key=lambda m: (_rank(m), -m["score"]))
         final = not moves
         if final:
             score = self.engine.final(state)
@@ -303,6 +307,8 @@ class Analyser:
         else:
             top = moves[0]
             proved = self._proof["value"] if self._proof is not None else None
+            # a proved winning move proves the position; a proved losing one only when every
+            # move is settled so (then it ranks first: nothing better is left)
             if top.get("proved"):
                 value = {"value": top["value"], "remoteness": None, "exact": True, "proved": True}
             else:
@@ -311,6 +317,9 @@ class Analyser:
                 if proved is not None and not value["exact"]:
                     value = {"value": proved, "remoteness": None, "exact": True, "proved": True}
             best = [m["move"] for m in moves if m["score"] == top["score"] and "bound" not in m]
+            if value.get("proved") and value["value"] == "win":   # every proved win is best
+                best += [m["move"] for m in moves if m.get("proved") and m["value"] == "win"
+                         and m["move"] not in best]
         line = []
         if moves:
             code = moves[0]["_code"]
@@ -335,6 +344,15 @@ class Analyser:
         if self._proof is not None:
             result["search"]["proof"] = {k: self._proof[k] for k in ("expansions", "seconds", "value")}
         return result
+
+
+def _rank(move: dict) -> int:
+    """Moves with a value first, then the moves the search only bounded (with --multipv a
+    bound, "at most", may sit above the best value and is not a value), then the moves the
+    proof showed lose, which every bound may beat."""
+    if move.get("proved") and move["value"] == "loss":
+        return 2
+    return 1 if "bound" in move else 0
 
 
 def _keyed(table: Table) -> bool:

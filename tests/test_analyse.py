@@ -171,6 +171,54 @@ def test_a_proof_answers_with_winning_moves(tables):
     assert proved >= 10 and labelled >= 10, (proved, labelled)
 
 
+@pytest.fixture(scope="module")
+def overflow_3x4(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("o34") / "o34.sqlite")
+    solve_to(path, "overflow", size="3x4")
+    return path
+
+
+@pytest.mark.parametrize("multipv", [1, 2])
+def test_proved_losses_rank_last_and_never_decide_alone(overflow_3x4, multipv):
+    """With the proof first and --multipv: a move the proof shows losing ranks below every
+    move the search only bounded, and the position is "proved" only by the proof or a proved
+    winning move -- '0000/4121/0120 L' (a win in 13) was once called a proved loss because
+    its proved losing moves ranked above the winning move's bound."""
+    rng = random.Random(8)
+    with open_table(overflow_3x4) as table:
+        game = table.game
+        analyser = Analyser(game, hash_bytes=1 << 22)
+        positions = [game.parse_position("0000/4121/0120 L")]
+        positions += [p for p in sampled_positions(table, 60, rng)
+                      if game.legal_moves(p) and game.outcome(p) is None]
+        for position in positions:
+            truth = table.query(game.format_position(position))
+            values = {m["move"]: m["value"] for m in truth["moves"]}
+            result = analyser.analyse(position, nodes=6000, threads=1, multipv=multipv)
+            if result["exact"]:
+                assert result["value"] == truth["value"], (truth["position"], result["value"])
+            lost = [m.get("proved") is True and m["value"] == "loss" for m in result["moves"]]
+            assert lost == sorted(lost), truth["position"]          # proved losses last
+            for m in result["moves"]:
+                if m["exact"]:
+                    assert values[m["move"]] == m["value"], (truth["position"], m)
+            if result.get("proved") and result["value"] == "win":
+                assert all(values[b] == "win" for b in result["best"]), truth["position"]
+                assert {m["move"] for m in result["moves"] if m.get("proved") and m["value"] == "win"} \
+                    <= set(result["best"])
+
+
+def test_an_endgame_table_at_the_leaves_keeps_the_proof_search(tmp_path):
+    """An Overflow endgame table's game is its board's under another solver: the proof
+    search still runs first on that board."""
+    path = str(tmp_path / "o34-max6.sqlite")
+    done = run_cli("solve", "overflow", "--size", "3x4", "--max-discs", "6", "--table", path)
+    assert done.returncode == 0, done.stderr
+    with open_table(path) as table:
+        result = analyse("0000/4121/0120 L", tables=[table], nodes=20000, threads=1)
+    assert "proof" in result["search"]
+
+
 def test_the_live_line_says_when_the_proof_search_runs(tables, capsys):
     """While the proof search runs first, the live line shows its expansions, not a depth."""
     from sowsolve.cli.analyse import LiveLine
