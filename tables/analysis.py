@@ -75,7 +75,22 @@ class Analyser:
                  proof_share: float = PROOF_SHARE):
         if game.evaluation is None:
             raise BadParameters(f"{game.describe()} has no analysis engine")
-        check_hash(hash_bytes)
+        if not 0 <= proof_share < 1:
+            raise BadParameters(f"the proof search's share of the budget must be from 0 to below 1, "
+                                f"not {str(proof_share)[:20]}")
+        # a df-pn proof search from the position comes first where the game's solver proves
+        # (a win/loss game whose positions pack into 64 bits), with one table kept from position
+        # to position, so what one search proved (a game's later positions) the next need not;
+        # an endgame table's game is its board's game under another solver: the proof search
+        # is the board's game's
+        self._proof_game = make_game(game.name, **game.parameters())
+        self.proof_share = proof_share
+        self.proves = (proof_share > 0 and bool(self._proof_game.solver.proves)
+                       and getattr(self._proof_game.kernel(), "keyable", False))
+        # checked before any of it is taken; the proof's table is taken besides the engine's
+        check_hash(int(hash_bytes * (1 + PROOF_TABLE_FRACTION)) if self.proves else hash_bytes)
+        self._proof_entries = max(1024, int(hash_bytes * PROOF_TABLE_FRACTION) // _proofsearch.ENTRY_BYTES)
+        self._prover = None
         self.game = game
         self.evaluation = game.evaluation
         self.engine = _engine.Engine(game.play_kernel(), list(weights or self.evaluation.weights),
@@ -87,26 +102,8 @@ class Analyser:
                        and t.game.solver.indexing == game.solver.indexing]
         self.leaves = self._load_leaves(leaf_bytes)
         self._lock = threading.Lock()
-        # a df-pn proof search from the position comes first where the game's solver proves
-        # (a win/loss game whose positions pack into 64 bits); one table kept from position to
-        # position, so what one search proved (a game's later positions) the next need not
-        # an endgame table's game is its board's game under another solver: the proof search
-        # is the board's game's
-        self._proof_game = make_game(game.name, **game.parameters())
-        kernel = self._proof_game.kernel()
-        if not 0 <= proof_share < 1:
-            raise BadParameters(f"the proof search's share of the budget must be from 0 to below 1, "
-                                f"not {str(proof_share)[:20]}")
-        self.proof_share = proof_share
-        self.proves = (proof_share > 0 and bool(self._proof_game.solver.proves)
-                       and getattr(kernel, "keyable", False))
-        if self.proves:     # the proof's table is taken besides the engine's
-            check_hash(int(hash_bytes * (1 + PROOF_TABLE_FRACTION)))
-        self._proof_entries = max(1024, int(hash_bytes * PROOF_TABLE_FRACTION) // _proofsearch.ENTRY_BYTES)
-        self._prover = None
         self._proof: dict | None = None          # this search's proof phase, see _prove_first
-        self._control = Control()
-        self._stopping = False
+        self._control = Control()              # this search's stop flag (the proof reads it)
 
     def _load_leaves(self, budget: int) -> dict:
         """Every solved tier of the board's tables, fewest stones first, while they fit the
@@ -148,7 +145,6 @@ class Analyser:
         with self._lock:                       # one search at a time on this table
             self.engine.clear()
             self._control = Control()
-            self._stopping = False
             self._proof = None
             done = threading.Event()
             failure: list[BaseException] = []
@@ -162,7 +158,7 @@ class Analyser:
                             left_seconds = max(left_seconds - spent_seconds, 1e-3)
                         if left_nodes:
                             left_nodes = max(left_nodes - spent_nodes, 1)
-                    if self._stopping:          # Ctrl-C while proving: the engine's first look
+                    if self._control.stopped:   # Ctrl-C while proving: the engine's first look
                         left_seconds, left_nodes = 1e-3, 0
                     self.engine.run(state, left_seconds, left_nodes, threads, multipv or 0, seed)
                 except BaseException as exc:  # noqa: BLE001 - handed to the caller below
@@ -197,7 +193,6 @@ class Analyser:
         return result
 
     def _stop(self) -> None:
-        self._stopping = True
         self._control.stop()
         self.engine.stop()
 
