@@ -5,8 +5,9 @@ the move the engine chooses in --time seconds keeps the position's value (a win 
 Zig Zag: the margin stays the same), counted per game and per remoteness band; and every value
 it labels exact is compared with the table (it must be right every time).
 
-Speed: positions searched per second from the start of each standard board, and the time to
-reach depth 10 from the start of Overflow 6x6 (the engine's search alone: no proof search first).
+Speed: positions searched (alpha-beta) or playouts (Monte Carlo) per second from the start of
+each standard board, and the time alpha-beta takes to reach depth 10 from the start of Overflow
+6x6 (the engine's search alone: no proof search first).
 
     python bench/bench_analyse.py --tables DIR [--positions 2000] [--time 0.1] [--out F]
 
@@ -62,13 +63,13 @@ def chosen_move(result: dict) -> str:
     return result["best"][0] if result["best"] else result["moves"][0]["move"]
 
 
-def agreement(name, board, directory, count, seconds, threads, seed) -> dict:
+def agreement(name, board, directory, count, seconds, threads, seed, search=None) -> dict:
     game = make_game(name, **board)
     paths = tables_of_board(game, directory)
     if not paths:
         return {"game": game.describe(), "missing": "no table in the directory"}
     rng = random.Random(seed)
-    analyser = Analyser(game)              # not given the table
+    analyser = Analyser(game, search=search)              # not given the table
     kept = tried = exact_seen = exact_right = proved_labels = 0
     by_band: dict[str, list[int]] = {}
     started = time.time()
@@ -94,7 +95,8 @@ def agreement(name, board, directory, count, seconds, threads, seed) -> dict:
                         or m["remoteness"] == moves[m["move"]]["remoteness"])
                     exact_right += right
                     proved_labels += bool(m.get("proved"))
-    return {"game": game.describe(), "table": os.path.basename(paths[0]), "positions": tried,
+    return {"game": game.describe(), "search": analyser.method,
+            "table": os.path.basename(paths[0]), "positions": tried,
             "value_kept": kept, "rate": round(kept / tried, 4) if tried else None,
             "by_remoteness": {k: {"kept": v[0], "positions": v[1], "rate": round(v[0] / v[1], 4)}
                               for k, v in sorted(by_band.items())},
@@ -108,14 +110,20 @@ def speed(name, board, seconds, threads) -> dict:
     analyser = Analyser(game, proof_share=0)         # the kernel search alone
     result = analyser.analyse(game.initial(), seconds=seconds, threads=threads, multipv=1)
     search = result["search"]
-    return {"game": game.describe(), "threads": threads, "seconds": search["seconds"],
-            "nodes": search["nodes"], "nodes_per_second": search["nodes_per_second"],
-            "depth": search["depth"], "best": result["best"], "value": result["value"]}
+    if search["method"] == "mcts":
+        return {"game": game.describe(), "search": "mcts", "threads": threads,
+                "seconds": search["seconds"], "playouts": search["playouts"],
+                "playouts_per_second": search["playouts_per_second"], "best": result["best"],
+                "value": result["value"]}
+    return {"game": game.describe(), "search": "alphabeta", "threads": threads,
+            "seconds": search["seconds"], "nodes": search["nodes"],
+            "nodes_per_second": search["nodes_per_second"], "depth": search["depth"],
+            "best": result["best"], "value": result["value"]}
 
 
 def time_to_depth(name, board, depth, threads, limit) -> dict:
     game = make_game(name, **board)
-    analyser = Analyser(game, proof_share=0)
+    analyser = Analyser(game, proof_share=0, search="alphabeta")   # depth: alpha-beta's measure
     reached = {}
 
     def watch(status):
@@ -139,13 +147,15 @@ def main() -> None:
     parser.add_argument("--speed-seconds", type=float, default=10.0)
     parser.add_argument("--game", action="append", choices=[n for n, _ in BOARDS],
                         help="only this game's agreement (repeatable; the speed figures are left out)")
+    parser.add_argument("--search", choices=("alphabeta", "mcts"),
+                        help="the engine's search for the agreement (default: each game's own)")
     parser.add_argument("--out")
     args = parser.parse_args()
     games = [(n, b) for n, b in BOARDS if not args.game or n in args.game]
     result = {"command": "python bench/bench_analyse.py " + " ".join(sys.argv[1:]),
               "machine": machine(), "time_per_move": args.time, "threads": args.threads,
               "agreement": [agreement(n, b, args.tables, args.positions, args.time, args.threads,
-                                      args.seed) for n, b in games]}
+                                      args.seed, args.search) for n, b in games]}
     if not args.game:
         result["speed"] = [speed(n, b, args.speed_seconds, t) for n, b in STANDARD for t in (1, 2)]
         result["overflow_6x6_depth_10"] = time_to_depth("overflow", {"size": "6x6"}, 10,

@@ -12,12 +12,17 @@ win/loss game; in Zig Zag the last capturer takes the seeds left on the board.
     python bench/bench_match.py --game overflow --size 6x6 --games 200 --time 1 [--out F]
     python bench/bench_match.py --game zigzag --cols 6 --stones 5 --games 200 --time 1
 
-It records every game (opening, sowsolve's side, result, margin, plies) and the totals: the
-score rate (a win 1, a draw 0.5), the engine's mean depth and the UCT's mean playouts per move.
+sowsolve plays through its analysis engine (`Analyser`, no tables) with the game's own search
+(--search: the other one).  It records every game (opening, sowsolve's side, result, margin,
+plies) and the totals: the score rate (a win 1, a draw 0.5), the engine's mean effort per move
+(depth, or playouts) and the UCT's mean playouts per move.  A long match is resumable:
+--progress FILE keeps each finished game (one JSON line each, after a line of the match's
+settings); run the same command again and it plays only the games the file lacks.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -46,16 +51,16 @@ class Match:
     """One board: the engine (an Analyser, no tables) and the UCT player, and the referee."""
 
     def __init__(self, game, seconds: float, threads: int, hash_bytes: int, seeds: int = 0,
-                 player: str = "engine", weights: list[int] | None = None,
-                 exploration: float = uct.EXPLORATION, proof_share: float = PROOF_SHARE):
+                 search: str | None = None, weights: list[int] | None = None,
+                 exploration: float | None = None, proof_share: float = PROOF_SHARE):
         self.game = game
-        self.player = player
-        self.exploration = exploration
         self.seeds = seeds                   # margin games: the seeds in play
         self.seconds = seconds
         self.threads = threads
         self.analyser = Analyser(game, hash_bytes=hash_bytes, weights=weights,
-                                 proof_share=proof_share)
+                                 proof_share=proof_share, search=search, exploration=exploration)
+        self.search = self.analyser.method
+        self.exploration = self.analyser.mcts.exploration if self.analyser.mcts else None
         self.engine = self.analyser.engine
         self.engine_weights = weights or game.evaluation.weights
         self.capsule = game.play_kernel()
@@ -68,16 +73,11 @@ class Match:
 
     def engine_move(self, position, state, moves, lead: int, leftover: int, last: int,
                     seed: int) -> tuple[str, int]:
-        if self.player == "mcts":
-            ranked, playouts = uct.choose(self.capsule, state, seconds=self.seconds,
-                                          threads=self.threads, seed=seed, lead=lead,
-                                          leftover=leftover, last=last, solver=True,
-                                          informed=True, exploration=self.exploration)
-            return self.game.format_move(self.game.play_move(position, ranked[0][0])), playouts
         result = self.analyser.analyse(position, seconds=self.seconds, threads=self.threads,
-                                       multipv=1)
+                                       multipv=1, seed=seed)
         move = result["best"][0] if result["best"] else result["moves"][0]["move"]
-        return move, result["search"]["depth"]
+        search = result["search"]
+        return move, search["playouts"] if search["method"] == "mcts" else search["depth"]
 
     def uct_move(self, state, lead: int, leftover: int, last: int, seed: int) -> tuple[int, int]:
         ranked, playouts = uct.choose(self.capsule, state, seconds=self.seconds,
@@ -149,6 +149,32 @@ class Match:
                 "uct_mean_playouts": round(sum(playouts) / len(playouts)) if playouts else None}
 
 
+def resume(path: str | None, settings: dict) -> tuple[list[dict], float]:
+    """The games a progress file holds (and their seconds), after checking it was written by
+    the same match; a new file starts with the settings line."""
+    if not path:
+        return [], 0.0
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write(json.dumps(settings) + "\n")
+        return [], 0.0
+    lines = []
+    with open(path) as f:
+        for line in f:
+            try:
+                lines.append(json.loads(line))
+            except ValueError:           # a line cut short by a kill: that game is played again
+                temporary = path + ".tmp"
+                with open(temporary, "w") as out:
+                    out.writelines(json.dumps(kept) + "\n" for kept in lines)
+                os.replace(temporary, path)
+                break
+    if not lines or lines[0] != settings:
+        sys.exit(f"{path} holds another match's games (its first line names the settings)")
+    games = lines[1:]
+    return games, sum(g.get("seconds", 0.0) for g in games)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", required=True)
@@ -162,13 +188,14 @@ def main() -> None:
     parser.add_argument("--max-plies", type=int, default=600)
     parser.add_argument("--hash-mb", type=int, default=256)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--player", choices=("engine", "mcts"), default="engine",
-                        help="sowsolve's side: the analysis engine (alpha-beta), or UCT with "
-                             "the solver extension and informed playouts")
+    parser.add_argument("--search", choices=("alphabeta", "mcts"),
+                        help="sowsolve's search (default: the game's own, Evaluation.monte_carlo)")
     parser.add_argument("--weights", help="the engine's evaluation weights, comma-separated "
                         "(default: the game's own)")
-    parser.add_argument("--exploration", type=float, default=uct.EXPLORATION,
-                        help="the mcts player's UCB1 constant (the UCT yardstick keeps sqrt 2)")
+    parser.add_argument("--exploration", type=float,
+                        help="the Monte Carlo search's UCB1 constant (default: the game's own; "
+                             "the UCT yardstick keeps sqrt 2)")
+    parser.add_argument("--progress", help="a file of the games played so far: resume from it")
     parser.add_argument("--proof-share", type=float, default=PROOF_SHARE,
                         help="the engine: the share of each move's time the proof search takes "
                         "first, in games it can prove (0: none)")
@@ -177,17 +204,28 @@ def main() -> None:
     game = make_game(args.game, **board_of(args))
     seeds = 2 * args.cols * args.stones if args.cols and args.stones else 0
     weights = [int(w) for w in args.weights.split(",")] if args.weights else None
-    match = Match(game, args.time, args.threads, args.hash_mb << 20, seeds, args.player, weights,
+    match = Match(game, args.time, args.threads, args.hash_mb << 20, seeds, args.search, weights,
                   args.exploration, args.proof_share)
-    games = []
+    settings = {"game": game.describe(), "search": match.search, "exploration": match.exploration,
+                "weights": list(match.engine_weights), "time": args.time, "threads": args.threads,
+                "opening_plies": args.opening_plies, "max_plies": args.max_plies,
+                "hash_mb": args.hash_mb, "seed": args.seed, "proof_share": args.proof_share}
+    games, seconds_before = resume(args.progress, settings)
     started = time.time()
     load_before = os.getloadavg()[0]
-    for g in range(args.games):
+    for g in range(len(games), args.games):
         opening_seed = args.seed * 100003 + g // 2
+        game_started = time.time()
         record = match.play(opening_seed, g % 2, args.max_plies, args.opening_plies)
+        record["seconds"] = round(time.time() - game_started, 1)
+        record["load_average"] = round(os.getloadavg()[0], 2)
         games.append(record)
+        if args.progress:
+            with open(args.progress, "a") as f:
+                f.write(json.dumps(record) + "\n")
         print(f"game {g + 1}/{args.games}: {record['result']} ({record['plies']} plies)",
               file=sys.stderr, flush=True)
+    games = games[:args.games]
     total = sum(r["score"] for r in games)
     depths = [r["sowsolve_mean_effort"] for r in games if r["sowsolve_mean_effort"] is not None]
     playouts = [r["uct_mean_playouts"] for r in games if r["uct_mean_playouts"] is not None]
@@ -195,13 +233,13 @@ def main() -> None:
         "command": "python bench/bench_match.py " + " ".join(sys.argv[1:]),
         "machine": machine(), "load_average_before": round(load_before, 2),
         "load_average_after": round(os.getloadavg()[0], 2),
-        "game": game.describe(), "player": args.player,
-        "effort_unit": "playouts" if args.player == "mcts" else "depth",
+        "game": game.describe(), "search": match.search,
+        "effort_unit": "playouts" if match.search == "mcts" else "depth",
         "time_per_move": args.time,
         "threads": args.threads,
-        "weights": list(match.engine_weights) if args.player == "engine" else None,
-        "exploration": args.exploration if args.player == "mcts" else None,
-        "proof_share": args.proof_share if args.player == "engine" else None,
+        "weights": list(match.engine_weights) if match.search == "alphabeta" else None,
+        "exploration": match.exploration,
+        "proof_share": args.proof_share,
         "opponent": "plain UCT (UCB1 c=sqrt 2, uniformly random playouts, root-parallel)",
         "games": len(games),
         "wins": sum(r["result"] == "win" for r in games),
@@ -210,7 +248,8 @@ def main() -> None:
         "score_rate": round(total / len(games), 4) if games else None,
         "sowsolve_mean_effort": round(sum(depths) / len(depths), 1) if depths else None,
         "uct_mean_playouts_per_move": round(sum(playouts) / len(playouts)) if playouts else None,
-        "seconds": round(time.time() - started, 1),
+        "seconds": round(time.time() - started + seconds_before, 1),
+        "sessions": "resumed from --progress" if seconds_before else "one run",
         "per_game": games,
     }
     emit(result, args.out)

@@ -24,7 +24,8 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-from kernel_api cimport PLAY_MAX_MOVES, PLAY_STATE_MAX, PlayKernel, SOWSOLVE_PLAY_CAPSULE
+from kernel_api cimport (PLAY_MAX_MOVES, PLAY_STATE_MAX, PlayKernel, SOWSOLVE_PLAY_CAPSULE,
+                        count_load, flag_load, flag_store)
 
 cdef enum:
     PLAYOUT_CAP = 1000
@@ -63,6 +64,7 @@ cdef struct Tree:
     int32_t lead         # margin games: the root's side to move's seeds over its opponent's
     int32_t leftover     # ... the seeds on the board at the root
     int32_t last         # ... who captured last: +1 the root's side to move, -1 the other, 0 none
+    const int *stop      # set (by another thread) to stop the search
 
 
 cdef inline double now() noexcept nogil:
@@ -281,38 +283,84 @@ def _kernel(capsule):
     return capsule
 
 
-def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threads=1,
-           uint64_t seed=0, int64_t lead=0, int64_t leftover=0, int last=0,
-           int64_t memory=1 << 28, double exploration=EXPLORATION, bint solver=False,
-           bint informed=False):
-    """Search `state` for `seconds` or `playouts` (in all), on `threads` trees grown at once;
-    returns (moves, playouts): moves as [(code, visits, mean reward for the mover, proven)],
-    best first (a proven win, then the most visited, proven losses last), [] when the game is
-    over.  The plain player is the default; `solver` adds MCTS-Solver's proofs (proven +1 a
-    win for the mover, -1 a loss, 0 unknown), `informed` playouts that take a move winning at
-    once and avoid one losing at once (win/loss games: the moves' gains tell).  Margin games: `lead` is what the side to move has
-    banked over its opponent so far, `leftover` the seeds on the board and `last` who captured
-    last (+1 the side to move, -1 the other, 0 nobody), for infinite play's end.  `memory`
-    bounds the trees (bytes, all threads)."""
-    _kernel(capsule)
-    cdef const PlayKernel *k = <PlayKernel *>PyCapsule_GetPointer(capsule, SOWSOLVE_PLAY_CAPSULE)
-    cdef int sb = k.state_bytes, i, j, th
-    if len(state) != sb:
-        raise ValueError(f"a state of this game has {sb} bytes, not {len(state)}")
-    if threads < 1 or (seconds <= 0 and playouts <= 0):
-        raise ValueError("give threads >= 1 and a time or a number of playouts")
-    if not (-1 << 20 < lead < 1 << 20 and 0 <= leftover < 1 << 20 and -1 <= last <= 1):
-        raise ValueError("lead, leftover or last out of range")
-    cdef int64_t per_tree = memory // threads // (sizeof(Node) + sb)
-    if per_tree < 2 * k.max_moves + 1:
-        raise ValueError(f"{memory:,} bytes hold no tree")
-    cdef Tree *trees = <Tree *>calloc(threads, sizeof(Tree))
-    if trees == NULL:
-        raise MemoryError()
-    cdef double deadline = now() + seconds if seconds > 0 else 0
-    cdef int64_t share, total = 0
-    cdef double c = exploration
-    try:
+cdef class Searcher:
+    """The trees of one search kept after it ends, so they can be read: the analysis engine's
+    Monte Carlo search (MCTS-Solver with informed playouts, in the games that declare it) runs
+    in the background with `run` while another thread reads `status` and may `stop` it, then
+    reads `report` and `principal_variation`.  `choose` is one search and its report."""
+    cdef object capsule
+    cdef const PlayKernel *k
+    cdef Tree *trees
+    cdef int ntrees
+    cdef int stop_flag
+    cdef int64_t memory
+    cdef double started
+    cdef double ended
+    cdef readonly double exploration
+    cdef readonly bint solver
+    cdef readonly bint informed
+
+    def __cinit__(self, capsule, int64_t memory=1 << 28, double exploration=EXPLORATION,
+                  bint solver=False, bint informed=False):
+        _kernel(capsule)
+        self.capsule = capsule
+        self.k = <PlayKernel *>PyCapsule_GetPointer(capsule, SOWSOLVE_PLAY_CAPSULE)
+        if not exploration >= 0:
+            raise ValueError(f"the exploration constant must be at least 0, not {exploration}")
+        self.memory = memory
+        self.exploration = exploration
+        self.solver = solver
+        self.informed = informed and not self.k.margin
+        self.trees = NULL
+        self.ntrees = 0
+
+    def __dealloc__(self):
+        self._free()
+
+    cdef void _free(self) noexcept:
+        cdef int th
+        if self.trees == NULL:
+            return
+        for th in range(self.ntrees):
+            free(self.trees[th].nodes)
+            free(self.trees[th].states)
+            free(self.trees[th].scratch)
+            free(self.trees[th].codes)
+            free(self.trees[th].gains)
+            free(self.trees[th].path)
+            free(self.trees[th].safe)
+        free(self.trees)
+        self.trees = NULL
+        self.ntrees = 0
+
+    @property
+    def state_bytes(self):
+        return self.k.state_bytes
+
+    def run(self, bytes state, double seconds=0, int64_t playouts=0, int threads=1,
+            uint64_t seed=0, int64_t lead=0, int64_t leftover=0, int last=0):
+        """Search `state` for `seconds` or `playouts` (in all), on `threads` trees grown at
+        once, until then, the root proven, or `stop`; returns the playouts run.  Releases the
+        GIL while it runs.  Margin games: `lead` is what the side to move has banked over its
+        opponent so far, `leftover` the seeds on the board and `last` who captured last (+1
+        the side to move, -1 the other, 0 nobody), for infinite play's end."""
+        cdef const PlayKernel *k = self.k
+        cdef int sb = k.state_bytes, th
+        if len(state) != sb:
+            raise ValueError(f"a state of this game has {sb} bytes, not {len(state)}")
+        if threads < 1 or (seconds <= 0 and playouts <= 0):
+            raise ValueError("give threads >= 1 and a time or a number of playouts")
+        if not (-1 << 20 < lead < 1 << 20 and 0 <= leftover < 1 << 20 and -1 <= last <= 1):
+            raise ValueError("lead, leftover or last out of range")
+        cdef int64_t per_tree = self.memory // threads // (sizeof(Node) + sb)
+        if per_tree < 2 * k.max_moves + 1:
+            raise ValueError(f"{self.memory:,} bytes hold no tree")
+        self._free()
+        self.trees = <Tree *>calloc(threads, sizeof(Tree))
+        if self.trees == NULL:
+            raise MemoryError()
+        self.ntrees = threads
+        cdef Tree *trees = self.trees
         for th in range(threads):
             trees[th].k = k
             trees[th].capacity = per_tree
@@ -326,54 +374,137 @@ def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threa
             if (trees[th].nodes == NULL or trees[th].states == NULL or trees[th].scratch == NULL
                     or trees[th].codes == NULL or trees[th].gains == NULL or trees[th].path == NULL
                     or trees[th].safe == NULL):
+                self._free()
                 raise MemoryError()
-            trees[th].solver = solver
-            trees[th].informed = informed and not k.margin
+            trees[th].solver = self.solver
+            trees[th].informed = self.informed
             trees[th].rng = mixed_seed(seed, th)
             trees[th].lead = <int32_t>lead
             trees[th].leftover = <int32_t>leftover
             trees[th].last = last
+            trees[th].stop = &self.stop_flag
             memcpy(trees[th].states, <const char *>state, sb)
             trees[th].nodes[0].first = -1
             trees[th].nodes[0].visits = 0
             trees[th].nodes[0].reward = 0
             trees[th].nodes[0].proven = 0
             trees[th].used = 1
-        if not expand(&trees[0], 0):
-            raise MemoryError()
-        if solver and not k.margin:
-            settle_by_gains(&trees[0], 0)
+            # every root expanded before the threads start: a reader of the roots' children
+            # (status, while the search runs) never meets one half made
+            expand(&trees[th], 0)
+            if self.solver and not k.margin:
+                settle_by_gains(&trees[th], 0)
+        self.started = now()
+        self.ended = 0
         if trees[0].nodes[0].count == 0:
-            return [], 0
-        share = (playouts + threads - 1) // threads if playouts > 0 else 0
+            self.ended = self.started
+            return 0
+        flag_store(&self.stop_flag, 0)
+        cdef double deadline = self.started + seconds if seconds > 0 else 0
+        cdef int64_t share = (playouts + threads - 1) // threads if playouts > 0 else 0
+        cdef double c = self.exploration
         with nogil:
             for th in prange(threads, num_threads=threads, schedule="static", chunksize=1):
                 grow(&trees[th], share, deadline, c)
+        self.ended = now()
+        return self.playouts
+
+    def stop(self):
+        """Ask a running search to stop (from another thread)."""
+        flag_store(&self.stop_flag, 1)
+
+    @property
+    def playouts(self):
+        cdef int64_t total = 0
+        cdef int th
+        for th in range(self.ntrees):
+            total += count_load(&self.trees[th].playouts)
+        return total
+
+    def report(self):
+        """The root's moves summed over the trees, best first: [(code, gain, visits, mean
+        reward for the mover, proven)] -- a proven win (+1), then the most visited, proven
+        losses (-1) last; [] before a search or where the game is over."""
+        cdef int th, i
+        cdef Node *child
         counts = {}
-        for th in range(threads):
-            total += trees[th].playouts
-            if trees[th].nodes[0].first < 0:
+        for th in range(self.ntrees):
+            if self.trees[th].nodes[0].first < 0:
                 continue
-            for i in range(trees[th].nodes[0].count):
-                j = trees[th].nodes[0].first + i
-                visits, reward, proven = counts.get(trees[th].nodes[j].code, (0, 0.0, 0))
-                mark = trees[th].nodes[j].proven
-                counts[trees[th].nodes[j].code] = (visits + trees[th].nodes[j].visits,
-                                                   reward + trees[th].nodes[j].reward,
-                                                   mark if mark else proven)
-        moves = [(code, v, (r / v) if v else 0.0, p) for code, (v, r, p) in counts.items()]
-        moves.sort(key=lambda m: (-m[3], -m[1], m[0]))
-        return moves, total
-    finally:
-        for th in range(threads):
-            free(trees[th].nodes)
-            free(trees[th].states)
-            free(trees[th].scratch)
-            free(trees[th].codes)
-            free(trees[th].gains)
-            free(trees[th].path)
-            free(trees[th].safe)
-        free(trees)
+            for i in range(self.trees[th].nodes[0].count):
+                child = &self.trees[th].nodes[self.trees[th].nodes[0].first + i]
+                visits, reward, gain, proven = counts.get(child.code, (0, 0.0, child.gain, 0))
+                counts[child.code] = (visits + child.visits, reward + child.reward, gain,
+                                      child.proven if child.proven else proven)
+        moves = [(code, gain, v, (r / v) if v else 0.0, p)
+                 for code, (v, r, gain, p) in counts.items()]
+        moves.sort(key=lambda m: (-m[4], -m[2], m[0]))
+        return moves
+
+    def status(self):
+        """(playouts, seconds, best code or None, its mean reward, its proof): what a running
+        search has found so far (read while it runs, a little stale)."""
+        moves = self.report()
+        end = self.ended if self.ended else now()
+        seconds = end - self.started if self.ntrees else 0.0
+        if not moves or moves[0][2] == 0 and not moves[0][4]:
+            return self.playouts, seconds, None, None, 0
+        return self.playouts, seconds, moves[0][0], moves[0][3], moves[0][4]
+
+    def principal_variation(self, int first, int limit=40):
+        """The line after the root's move `first`: in the tree that visited it most, the
+        child proven won for its mover or else the most visited, while there is one."""
+        cdef int th, best_tree = -1, i
+        cdef uint32_t most = 0
+        cdef int32_t at = -1, pick
+        cdef Node *node
+        cdef Node *child
+        for th in range(self.ntrees):
+            node = &self.trees[th].nodes[0]
+            for i in range(node.count if node.first >= 0 else 0):
+                child = &self.trees[th].nodes[node.first + i]
+                if child.code == first and (best_tree < 0 or child.visits > most):
+                    best_tree, most, at = th, child.visits, node.first + i
+        line = []
+        if best_tree < 0:
+            return line
+        cdef Tree *t = &self.trees[best_tree]
+        while len(line) < limit:
+            node = &t.nodes[at]
+            if node.first < 0 or node.count == 0:
+                break
+            pick, most = -1, 0
+            for i in range(node.count):
+                child = &t.nodes[node.first + i]
+                if child.proven > 0:
+                    pick = node.first + i
+                    break
+                if child.visits > most:
+                    pick, most = node.first + i, child.visits
+            if pick < 0:
+                break
+            line.append(t.nodes[pick].code)
+            at = pick
+        return line
+
+
+def choose(capsule, bytes state, double seconds=0, int64_t playouts=0, int threads=1,
+           uint64_t seed=0, int64_t lead=0, int64_t leftover=0, int last=0,
+           int64_t memory=1 << 28, double exploration=EXPLORATION, bint solver=False,
+           bint informed=False):
+    """Search `state` for `seconds` or `playouts` (in all), on `threads` trees grown at once;
+    returns (moves, playouts): moves as [(code, visits, mean reward for the mover, proven)],
+    best first (a proven win, then the most visited, proven losses last), [] when the game is
+    over.  The plain player is the default; `solver` adds MCTS-Solver's proofs (proven +1 a
+    win for the mover, -1 a loss, 0 unknown), `informed` playouts that take a move winning at
+    once and avoid one losing at once (win/loss games: the moves' gains tell).  Margin games: `lead` is what the side to move has
+    banked over its opponent so far, `leftover` the seeds on the board and `last` who captured
+    last (+1 the side to move, -1 the other, 0 nobody), for infinite play's end.  `memory`
+    bounds the trees (bytes, all threads)."""
+    searcher = Searcher(capsule, memory, exploration, solver, informed)
+    total = searcher.run(state, seconds, playouts, threads, seed, lead, leftover, last)
+    return [(code, visits, mean, proven)
+            for code, _, visits, mean, proven in searcher.report()], total
 
 
 cdef void grow(Tree *t, int64_t playouts, double deadline, double c) noexcept nogil:
@@ -383,6 +514,8 @@ cdef void grow(Tree *t, int64_t playouts, double deadline, double c) noexcept no
             return
         if t.nodes[0].proven:
             return                                 # the root is proven: nothing left to learn
+        if flag_load(t.stop):
+            return
         if deadline > 0 and t.playouts % CLOCK_EVERY == 0 and now() >= deadline:
             return
         iterate(t, c)

@@ -60,6 +60,9 @@ class LiveLine:
         if status.phase == "proof":
             text = (f"proof search  {status.nodes:,} positions expanded  {speed / 1e6:.2f} M/s  "
                     f"{status.seconds:.1f} s")
+        elif status.method == "mcts":
+            text = (f"playouts {status.nodes:,}  {speed / 1e3:.1f} k/s  "
+                    f"best {status.best or '-'} {status.value}  {status.seconds:.1f} s")
         else:
             text = (f"depth {status.depth}  nodes {status.nodes:,}  {speed / 1e6:.2f} M/s  "
                     f"best {status.best or '-'} {status.value}  {status.seconds:.1f} s")
@@ -79,21 +82,23 @@ def analyse(
     seconds: Optional[float] = typer.Option(None, "--time", metavar="SECONDS", help="Think this "
                                             f"long (default {analysis.DEFAULT_SECONDS:g} s)."),
     nodes: Optional[int] = typer.Option(None, "--nodes", **WHOLE, help="Search this many "
-                                        "positions instead of a time (with --threads 1, the "
-                                        "same answer every run)."),
+                                        "positions (playouts, where the game's engine searches "
+                                        "by Monte Carlo) instead of a time (with --threads 1, "
+                                        "the same answer every run)."),
     threads: Optional[int] = typer.Option(None, "--threads", **WHOLE, help="Search threads; "
                                           "left out, every core."),
     multipv: Optional[int] = typer.Option(None, "--multipv", **WHOLE, help="Give "
                                           "values to the K best moves only (the rest: an upper "
-                                          "bound); left out, every move."),
+                                          "bound); left out, every move.  Alpha-beta only: the "
+                                          "Monte Carlo search values every move."),
     seed: int = typer.Option(0, "--seed", **WHOLE, help="Order of the moves tried first (0: "
-                             "as generated)."),
+                             "as generated), or the Monte Carlo playouts' random stream."),
     table: Optional[str] = typer.Option(None, "--table", help="A table of the position's board "
                                         "(its game and board are the position's); left out, "
                                         "every table of that board in the tables directory."),
     memory: str = typer.Option("256M", "--hash", metavar="SIZE", help="Memory of the search's "
-                               "transposition table (64M, 1G, ...); Overflow's proof search "
-                               "takes a quarter as much besides."),
+                               "transposition table or Monte Carlo trees (64M, 1G, ...); "
+                               "Overflow's proof search takes a quarter as much besides."),
     leaf_memory: str = typer.Option("1G", "--leaf-memory", metavar="SIZE", help="At most this "
                                     "much of the tables is read into memory for the leaves "
                                     "(tiers with the fewest stones first)."),
@@ -102,18 +107,20 @@ def analyse(
     """Value of a position and of every legal move, best first, and the best line.
 
     A table that holds the position answers it: every value exact, as `query` prints it.
-    Elsewhere the engine searches it (alpha-beta with a transposition table, every table of
-    the board at its leaves) and labels each value: exact (win/loss in N, or a margin) where
-    the search reached only the end of the game and table entries, else an estimate
-    (~+1.25, in the game's unit: Overflow house cells, Diffusion stones, Zig Zag seeds).
-    Overflow boards of at most 31 cells: the proof search takes the first half of the
-    budget; what it proves is exact ("win (proved)", no remoteness).
+    Elsewhere the engine searches it and labels each value: exact (win/loss in N, or a
+    margin) where the search reached only the end of the game and table entries, else an
+    estimate.  Diffusion and Zig Zag: alpha-beta with a transposition table, every table of
+    the board at its leaves, estimates in the game's unit (~+1.25 stones, seeds).  Overflow:
+    Monte Carlo trees (MCTS-Solver), estimates the playouts' mean result from -1 (lost) to
+    +1 (won); boards of at most 31 cells first get the proof search for half the budget.
+    What a proof settles is exact ("win (proved)", no remoteness).
     Ctrl-C prints the best found so far (exit 130).
 
     \b
     Examples:
       sowsolve analyse '555555/555555 p - -' --time 10
-      sowsolve analyse '1111/1111/1111/1111 L' --multipv 3
+      sowsolve analyse '1111/1111/1111/1111 L' --time 2
+      sowsolve analyse '2311/3010 P - P' --multipv 3
       sowsolve analyse '2222/2222 A' --nodes 9000 --json
     """
     live = LiveLine()

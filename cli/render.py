@@ -307,6 +307,7 @@ def analyse_text(r: dict) -> str:
                 lines.append(f"  {m['move']:<{width}}  {text:<5} {rem:<6} exact")
             else:
                 label = ("exact (proof)" if m.get("proved") else "exact" if m["exact"]
+                         else f"estimate, {m['visits']:,} playouts" if "visits" in m
                          else f"estimate, depth {m.get('depth', 0)}")
                 lines.append(f"  {m['move']:<{width}}  {describe_value(m, None, unit):<14} {label}")
         lines.append(f"best       {' '.join(r['best'])}")
@@ -314,10 +315,16 @@ def analyse_text(r: dict) -> str:
         lines.append(f"line       {' '.join(r['line'])}")
     search = r.get("search")
     if search:
-        speed = search.get("nodes_per_second")
-        lines.append(f"search     depth {search['depth']}, {search['nodes']:,} positions in "
-                     f"{search['seconds']:.2f} s ("
-                     + (f"{speed / 1e6:.2f} M/s, " if speed else "")
+        if search.get("method") == "mcts":
+            speed = search.get("playouts_per_second")
+            what = f"Monte Carlo, {search['playouts']:,} playouts in {search['seconds']:.2f} s ("
+            speed_text = f"{speed / 1e3:.1f} k/s, " if speed else ""
+        else:
+            speed = search.get("nodes_per_second")
+            what = (f"depth {search['depth']}, {search['nodes']:,} positions in "
+                    f"{search['seconds']:.2f} s (")
+            speed_text = f"{speed / 1e6:.2f} M/s, " if speed else ""
+        lines.append(f"search     {what}" + speed_text
                      + f"{search['threads']} thread{'s' if search['threads'] != 1 else ''})"
                      + (f"; tables at the leaves: {search['leaf_tiers']} tiers"
                         if search.get("leaf_tiers") else "; no table at the leaves"))

@@ -49,6 +49,12 @@ class Evaluation:
     unit: str
     #: how the weights were set (bench/tune_evaluation.py records the run)
     tuned: str = "by hand"
+    #: the engine's search: None for alpha-beta over the weighted features; a number for a
+    #: Monte Carlo tree search instead (MCTS-Solver: playouts that take a move winning at once
+    #: and avoid one losing at once, proofs climbing the tree), the number its UCB1 constant.
+    #: Its estimates are the playouts' mean result, -1 (lost) to +1 (won), not `unit`s.  For
+    #: win/loss games where the features measured weaker than playouts (docs/analysis.md).
+    monte_carlo: float | None = None
 
 
 class Game(ABC):

@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 
 from ..solver.contract import Game
+from ..solver.values import WIN_LOSS
 from ..solver.errors import BadParameters
 from ..solver.games import make_game
 from ..solver.kernels import Control, compiled
@@ -25,6 +26,7 @@ from .store import Table
 
 _engine = compiled("engine")
 _proofsearch = compiled("proofsearch")
+_uct = compiled("uct")
 
 #: the transposition table's memory when none is given
 DEFAULT_HASH_BYTES = 256 << 20
@@ -45,6 +47,10 @@ PROOF_SHARE = 0.5
 PROOF_SLICE = 2048
 #: the proof search's table is this share of the engine's (--hash), taken besides it
 PROOF_TABLE_FRACTION = 0.25
+#: the engine's searches: alpha-beta over the game's weighted features, or Monte Carlo trees
+SEARCHES = ("alphabeta", "mcts")
+#: the Monte Carlo search's estimates: the playouts' mean result for the side playing the move
+MCTS_UNIT = "expected result (-1 lost .. +1 won)"
 
 
 class Interrupted(KeyboardInterrupt):
@@ -64,6 +70,7 @@ class Status:
     best: str | None
     value: str
     phase: str = "search"      # "proof" while the proof search runs first (nodes: expansions)
+    method: str = "alphabeta"  # "mcts": nodes are playouts, depth 0
 
 
 class Analyser:
@@ -72,9 +79,18 @@ class Analyser:
 
     def __init__(self, game: Game, tables: Sequence[Table] = (), hash_bytes: int = DEFAULT_HASH_BYTES,
                  leaf_bytes: int = DEFAULT_LEAF_BYTES, weights: Sequence[int] | None = None,
-                 proof_share: float = PROOF_SHARE):
+                 proof_share: float = PROOF_SHARE, search: str | None = None,
+                 exploration: float | None = None):
         if game.evaluation is None:
             raise BadParameters(f"{game.describe()} has no analysis engine")
+        # the game declares its search (Evaluation.monte_carlo); a bench may ask for the other
+        if search is None:
+            search = "alphabeta" if game.evaluation.monte_carlo is None else "mcts"
+        if search not in SEARCHES:
+            raise BadParameters(f"the search must be one of {', '.join(SEARCHES)}, not {str(search)[:20]}")
+        if search == "mcts" and game.value_kind is not WIN_LOSS:
+            raise BadParameters(f"the Monte Carlo search plays win/loss games, not {game.describe()}")
+        self.method = search
         if not 0 <= proof_share < 1:
             raise BadParameters(f"the proof search's share of the budget must be from 0 to below 1, "
                                 f"not {str(proof_share)[:20]}")
@@ -93,14 +109,24 @@ class Analyser:
         self._prover = None
         self.game = game
         self.evaluation = game.evaluation
+        # the alpha-beta engine also generates moves and finals for the rest of the module;
+        # under the Monte Carlo search its table is the smallest and --hash holds the trees
         self.engine = _engine.Engine(game.play_kernel(), list(weights or self.evaluation.weights),
-                                     hash_bytes)
+                                     hash_bytes if search == "alphabeta" else 1 << 20)
+        self.mcts = None
+        if search == "mcts":
+            self.mcts = _uct.Searcher(game.play_kernel(), hash_bytes,
+                                      exploration=(exploration if exploration is not None else
+                                                   self.evaluation.monte_carlo or _uct.EXPLORATION),
+                                      solver=True, informed=True)
         # the play kernel locates positions as the game's own tables index them (an Overflow
         # endgame table, indexed by tiers, is not one of them)
         self.tables = [t for t in tables if t.game.name == game.name
                        and t.game.parameters() == game.parameters()
                        and t.game.solver.indexing == game.solver.indexing]
-        self.leaves = self._load_leaves(leaf_bytes)
+        # the Monte Carlo search reads no tables at its leaves: a position a board's table holds
+        # is answered whole before any search (`analyse`), and a playout runs to the end
+        self.leaves = self._load_leaves(leaf_bytes if search == "alphabeta" else 0)
         self._lock = threading.Lock()
         self._proof: dict | None = None          # this search's proof phase, see _prove_first
         self._control = Control()              # this search's stop flag (the proof reads it)
@@ -160,7 +186,10 @@ class Analyser:
                             left_nodes = max(left_nodes - spent_nodes, 1)
                     if self._control.stopped:   # Ctrl-C while proving: the engine's first look
                         left_seconds, left_nodes = 1e-3, 0
-                    self.engine.run(state, left_seconds, left_nodes, threads, multipv or 0, seed)
+                    if self.mcts is not None:
+                        self.mcts.run(state, left_seconds, left_nodes, threads, seed)
+                    else:
+                        self.engine.run(state, left_seconds, left_nodes, threads, multipv or 0, seed)
                 except BaseException as exc:  # noqa: BLE001 - handed to the caller below
                     failure.append(exc)
                 finally:
@@ -195,6 +224,8 @@ class Analyser:
     def _stop(self) -> None:
         self._control.stop()
         self.engine.stop()
+        if self.mcts is not None:
+            self.mcts.stop()
 
     def _prove_first(self, position, seconds: float | None, nodes: int | None,
                      threads: int) -> tuple[float, int]:
@@ -233,14 +264,24 @@ class Analyser:
         if proof is not None and proof.get("running"):
             return Status(0, self._prover.nodes - proof["first"],
                           time.perf_counter() - proof["started"], None, "", "proof")
+        if self.mcts is not None:
+            playouts, seconds, code, mean, proven = self.mcts.status()
+            best = None if code is None else self.game.format_move(self.game.play_move(position, code))
+            value = "" if code is None else describe_value(_mcts_value(mean, proven), self.game, self.unit)
+            return Status(0, playouts, seconds, best, value, method="mcts")
         depth, nodes, seconds, code, score, proven = self.engine.status()
         best = None if code is None else self.game.format_move(self.game.play_move(position, code))
         value = "" if score is None else self.value_text(score, proven)
         return Status(depth, nodes, seconds, best, value)
 
+    @property
+    def unit(self) -> str:
+        """What an estimate counts: the game's unit, or the Monte Carlo search's mean result."""
+        return self.evaluation.unit if self.mcts is None else MCTS_UNIT
+
     def value_text(self, score: int, exact: bool) -> str:
         v = self.value_of(score, exact)
-        return describe_value(v, self.game, self.evaluation.unit)
+        return describe_value(v, self.game, self.unit)
 
     def value_of(self, score: int, exact: bool, bound: bool = False) -> dict:
         """A score as the JSON shows it: exact values as `query` prints them (win/loss and
@@ -273,12 +314,13 @@ class Analyser:
         entry.update(value="win" if win else "loss", remoteness=None, exact=True, proved=True,
                      score=limit if win else -limit)
 
-    def _result(self, position, state: bytes, threads: int) -> dict:
+    def _alphabeta_moves(self, position) -> tuple[list[dict], bool, dict]:
+        """The alpha-beta engine's root moves as entries (with "score", best first within each
+        rank), whether it proved every one, and its search figures."""
         game = self.game
         depth, nodes, seconds, _, _, _ = self.engine.status()
         report = self.engine.report()
         moves = []
-        children = {code: child for code, _, child in self.engine.moves(state)}
         for code, gain, score, exact_value, proven, move_depth, _ in report:
             move = game.play_move(position, code)
             entry = {"move": game.format_move(move)}
@@ -289,9 +331,45 @@ class Analyser:
                 del entry["bound"]
             entry["score"] = score
             entry["_code"] = code
-            if not entry["exact"] and self._proof is not None:
-                self._proved_move(entry, game.play(position, move))
             moves.append(entry)
+        search = {"method": "alphabeta", "depth": depth, "nodes": nodes, "seconds": round(seconds, 3),
+                  "nodes_per_second": int(nodes / seconds) if seconds > 0 else None}
+        return moves, all(r[4] for r in report), search
+
+    def _mcts_moves(self, position) -> tuple[list[dict], bool, dict]:
+        """The Monte Carlo search's root moves as entries: a move its proofs settled is exact
+        (won or lost, no remoteness), every other the playouts' mean result for the mover and
+        the visits behind it; "score" orders them as the search ranks them (proven wins, the
+        most visited, proven losses)."""
+        game = self.game
+        playouts, seconds, _, _, _ = self.mcts.status()
+        report = self.mcts.report()
+        moves = []
+        for order, (code, gain, visits, mean, proven) in enumerate(report):
+            entry = {"move": game.format_move(game.play_move(position, code))}
+            entry.update(_mcts_value(mean, proven))
+            if proven:
+                entry["proved"] = True
+                entry["score"] = (_engine.MATE_LIMIT + 1) * proven
+            else:
+                entry["visits"] = visits
+                entry["score"] = -order        # the search's own order
+            entry["_code"] = code
+            moves.append(entry)
+        search = {"method": "mcts", "depth": None, "playouts": playouts, "seconds": round(seconds, 3),
+                  "playouts_per_second": int(playouts / seconds) if seconds > 0 else None}
+        return moves, bool(report) and all(r[4] for r in report), search
+
+    def _result(self, position, state: bytes, threads: int) -> dict:
+        game = self.game
+        if self.mcts is not None:
+            moves, every_proven, search = self._mcts_moves(position)
+        else:
+            moves, every_proven, search = self._alphabeta_moves(position)
+        if self._proof is not None:
+            for entry in moves:
+                if not entry["exact"]:
+                    self._proved_move(entry, game.play(position, game.play_move(position, entry["_code"])))
         # best first within each rank (_rank); a proved win scores below a win of known length
         moves.sort(key=lambda m: (_rank(m), -m["score"]))
         final = not moves
@@ -306,8 +384,11 @@ class Analyser:
             # move is settled so (then it ranks first: nothing better is left)
             if top.get("proved"):
                 value = {"value": top["value"], "remoteness": None, "exact": True, "proved": True}
+            elif self.mcts is not None:
+                value = {k: top[k] for k in ("value", "remoteness", "exact")}
+                if proved is not None:
+                    value = {"value": proved, "remoteness": None, "exact": True, "proved": True}
             else:
-                every_proven = all(r[4] for r in report)
                 value = self.value_of(top["score"], every_proven and top["exact"])
                 if proved is not None and not value["exact"]:
                     value = {"value": proved, "remoteness": None, "exact": True, "proved": True}
@@ -318,20 +399,24 @@ class Analyser:
         line = []
         if moves:
             code = moves[0]["_code"]
-            codes = [code] + self.engine.principal_variation(children[code], LINE_PLIES - 1)
+            if self.mcts is not None:
+                codes = [code] + self.mcts.principal_variation(code, LINE_PLIES - 1)
+            else:
+                children = {c: child for c, _, child in self.engine.moves(state)}
+                codes = [code] + self.engine.principal_variation(children[code], LINE_PLIES - 1)
             line = _line_texts(game, position, codes)
         for m in moves:
             del m["_code"]
+            if self.mcts is not None:
+                del m["score"]             # the search's order, shown by the order of the moves
         result = {
             "position": game.format_position(position), "value": value["value"],
             "remoteness": value["remoteness"], "exact": value["exact"], "final": final,
             "moves": moves, "best": best, "line": line,
             "side_to_move": game.side_to_move(position), "source": "engine",
-            "value_kind": game.value_kind.name, "unit": self.evaluation.unit,
+            "value_kind": game.value_kind.name, "unit": self.unit,
             "game": game.name, "description": game.describe(), "parameters": game.parameters(),
-            "search": {"depth": depth, "nodes": nodes, "seconds": round(seconds, 3),
-                       "nodes_per_second": int(nodes / seconds) if seconds > 0 else None,
-                       "threads": threads, "leaf_tiers": self.leaves["tiers"],
+            "search": {**search, "threads": threads, "leaf_tiers": self.leaves["tiers"],
                        "leaf_tables": self.leaves["tables"]},
         }
         if value.get("proved"):
@@ -339,6 +424,14 @@ class Analyser:
         if self._proof is not None:
             result["search"]["proof"] = {k: self._proof[k] for k in ("expansions", "seconds", "value")}
         return result
+
+
+def _mcts_value(mean: float, proven: int) -> dict:
+    """A Monte Carlo value as the JSON shows it: proven (+1 won, -1 lost for the side playing
+    the move) exact without remoteness, else the playouts' mean result from -1 to +1."""
+    if proven:
+        return {"value": "win" if proven > 0 else "loss", "remoteness": None, "exact": True}
+    return {"value": round(2 * mean - 1, 2), "remoteness": None, "exact": False}
 
 
 def _rank(move: dict) -> int:

@@ -447,13 +447,16 @@ def test_deterministic_with_one_thread_and_a_seed(tmp_path, text):
                        "--seed", "5", "--json", env={"SOWSOLVE_TABLES": str(tmp_path)})
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
-        del result["search"]["seconds"], result["search"]["nodes_per_second"]
+        for timed in ("seconds", "nodes_per_second", "playouts_per_second"):
+            result["search"].pop(timed, None)
         result["search"].get("proof", {}).pop("seconds", None)
         return result
     first, second = once(), once()
     assert first == second
-    # Overflow: the proof search's expansions are half the budget
-    spent = first["search"]["nodes"] + first["search"].get("proof", {}).get("expansions", 0)
+    # Overflow: the proof search's expansions are half the budget, the playouts the rest
+    search = first["search"]
+    spent = search["playouts" if search["method"] == "mcts" else "nodes"]
+    spent += search.get("proof", {}).get("expansions", 0)
     assert spent >= 40000 and not first["exact"]
 
 
@@ -467,7 +470,8 @@ def test_ctrl_c_prints_the_best_so_far(tmp_path):
     out, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, err
     result = json.loads(out)
-    assert result["moves"] and result["search"]["depth"] >= 1
+    assert result["moves"] and result["search"]["method"] == "mcts"   # Overflow's search
+    assert result["search"]["playouts"] >= 1000 and result["search"]["seconds"] >= 5
     assert not any(m["exact"] for m in result["moves"])
     assert len(err.strip().splitlines()) == 1 and "interrupted" in err
 
@@ -504,11 +508,104 @@ def test_the_docs_agreement_figures_are_the_measured_ones():
     import re
     root = pathlib.Path(__file__).resolve().parent.parent
     text = (root / "docs/analysis.md").read_text()
-    measured = {a["game"]: a for a in json.loads((root / "bench/results/analyse.json").read_text())["agreement"]}
-    rows = re.findall(r"^\| ([^|]+?) \| ([\d,]+) \| ([\d.]+)% \| ([\d,]+) of ([\d,]+) \|$", text, re.M)
-    assert len(rows) == 3
-    for game, positions, rate, right, labels in rows:
-        m = measured[game]
+    measured = {}
+    for path in sorted((root / "bench/results").glob("analyse*.json")):
+        for a in json.loads(path.read_text())["agreement"]:
+            measured[a["game"], a.get("search", "alphabeta")] = a   # before "search": alpha-beta
+    rows = re.findall(r"^\| ([^|]+?) \| (\w+) \| ([\d,]+) \| ([\d.]+)% \| ([\d,]+) of ([\d,]+) \|$",
+                      text, re.M)
+    assert len(rows) == 4
+    for game, search, positions, rate, right, labels in rows:
+        m = measured[game, search]
         assert m["positions"] == int(positions.replace(",", ""))
         assert round(100 * m["rate"], 1) == float(rate)
         assert (m["exact_right"], m["exact_labels"]) == (int(right.replace(",", "")), int(labels.replace(",", "")))
+
+
+@pytest.mark.parametrize("proof_share", [0, 0.5])
+def test_monte_carlo_labels_are_the_table_values(overflow_3x4, proof_share):
+    """Overflow's engine searches by Monte Carlo trees: on positions of the 3x4 table (not
+    given to it), every move its solver extension (or the proof search) settles is the
+    table's value, no estimate is exact, and a proved win is among the best moves."""
+    rng = random.Random(21)
+    with open_table(overflow_3x4) as table:
+        game = table.game
+        analyser = Analyser(game, hash_bytes=1 << 24, proof_share=proof_share)
+        assert analyser.method == "mcts"
+        settled = estimated = 0
+        for position in sampled_positions(table, 40, rng):
+            if not game.legal_moves(position) or game.outcome(position) is not None:
+                continue
+            truth = table.query(game.format_position(position))
+            values = {m["move"]: m["value"] for m in truth["moves"]}
+            result = analyser.analyse(position, nodes=rng.choice([200, 2000, 8000]), threads=1)
+            assert result["search"]["method"] == "mcts"
+            for m in result["moves"]:
+                if m["exact"]:
+                    settled += 1
+                    assert m.get("proved") and m["remoteness"] is None
+                    assert m["value"] == values[m["move"]], (truth["position"], m)
+                else:
+                    estimated += 1
+                    assert -1 <= m["value"] <= 1 and m["visits"] >= 0 and "score" not in m
+            if result["exact"]:
+                assert result["value"] == truth["value"], truth["position"]
+                if truth["value"] == "win":
+                    assert all(values[b] == "win" for b in result["best"])
+            assert result["best"] == [result["moves"][0]["move"]] or result["exact"]
+            assert len(result["line"]) >= 1
+    assert settled >= 20 and estimated >= 20, (settled, estimated)
+
+
+def test_the_monte_carlo_search_reads_out_and_stops():
+    """The searcher behind Overflow's engine: read while it runs, stopped from another thread
+    long before its time is up, and its line made of legal moves."""
+    import threading
+    from sowsolve.cext import uct
+    game = make_game("overflow", size="5x5")
+    state = game.play_state(game.initial())
+    searcher = uct.Searcher(game.play_kernel(), 1 << 24, 0.7, True, True)
+    assert searcher.status()[2] is None and searcher.report() == []
+    ran = []
+    worker = threading.Thread(target=lambda: ran.append(searcher.run(state, seconds=60, threads=2)))
+    started = time.time()
+    worker.start()
+    time.sleep(0.3)
+    playouts, seconds, best, mean, proven = searcher.status()
+    assert playouts > 0 and best is not None and 0 <= mean <= 1
+    searcher.stop()
+    worker.join(10)
+    assert not worker.is_alive() and time.time() - started < 5 and ran[0] >= playouts
+    report = searcher.report()
+    assert sum(r[2] for r in report) >= ran[0] - 2 and report[0][0] == searcher.status()[2]
+    position = game.initial()
+    for code in [report[0][0]] + searcher.principal_variation(report[0][0], 10):
+        move = game.play_move(position, code)
+        assert move in game.legal_moves(position)
+        position = game.play(position, move)
+
+
+def test_the_search_is_checked_up_front():
+    from sowsolve.solver.errors import BadParameters
+    with pytest.raises(BadParameters, match="win/loss games"):
+        Analyser(make_game("zigzag", cols=4, stones=2), search="mcts")
+    with pytest.raises(BadParameters, match="one of alphabeta, mcts"):
+        Analyser(make_game("overflow", size="3x3"), search="minimax")
+    assert Analyser(make_game("overflow", size="3x3"), search="alphabeta").mcts is None
+
+
+def test_monte_carlo_answers_read_as_estimates(capsys):
+    """In words: each estimate says the playouts behind it, the search line says Monte Carlo;
+    the live line counts playouts."""
+    from sowsolve.cli.analyse import LiveLine
+    from sowsolve.cli.render import analyse_text
+    from sowsolve.tables.analysis import Status
+    game = make_game("overflow", size="6x6")
+    result = analyse(game.initial(), game, nodes=3000, threads=1)
+    text = analyse_text(result)
+    import re
+    assert re.search(r"estimate, [\d,]+ playouts", text) and "Monte Carlo, 3,0" in text and "(estimate, in expected result" in text
+    line = LiveLine()
+    line.shown = True
+    line(Status(0, 12345, 0.5, "a1-b2", "~+0.20", method="mcts"))
+    assert "playouts 12,345" in capsys.readouterr().err
