@@ -1,7 +1,30 @@
-"""Types of the compiled plain UCT player (uct.pyx), the yardstick of the engine's strength."""
+"""Types of the compiled UCT module (uct.pyx): the plain UCT player, the yardstick of the
+engine's strength, and the engine's Monte Carlo search (MCTS-Solver, informed playouts)."""
 from typing import Any
 
 EXPLORATION: float
+
+class Searcher:
+    """One search's trees, kept after it ends so they can be read."""
+
+    exploration: float
+    solver: bool
+    informed: bool
+    def __init__(self, capsule: Any, memory: int = ..., exploration: float = ...,
+                 solver: bool = ..., informed: bool = ...) -> None: ...
+    @property
+    def state_bytes(self) -> int: ...
+    @property
+    def playouts(self) -> int: ...
+    def run(self, state: bytes, seconds: float = 0, playouts: int = 0, threads: int = 1,
+            seed: int = 0, lead: int = 0, leftover: int = 0, last: int = 0) -> int:
+        """Search `state` (releases the GIL); the playouts run."""
+    def stop(self) -> None: ...
+    def report(self) -> list[tuple[int, int, int, float, int]]:
+        """[(code, gain, visits, mean reward for the mover, proven)] best first."""
+    def status(self) -> tuple[int, float, int | None, float | None, int]:
+        """(playouts, seconds, best code or None, its mean reward, its proof)."""
+    def principal_variation(self, first: int, limit: int = 40) -> list[int]: ...
 
 def choose(capsule: Any, state: bytes, seconds: float = 0, playouts: int = 0, threads: int = 1,
            seed: int = 0, lead: int = 0, leftover: int = 0, last: int = 0,
