@@ -47,3 +47,12 @@ def end_gain(game, position, move) -> int:
     """The gain a win/loss game's play kernel gives `move`, from the reference rules: the end
     the move makes at once, +1 its mover has won, -1 it has lost, 0 the game goes on."""
     return {None: 0, "win": -1, "loss": 1}[game.outcome(game.play(position, move))]
+
+
+def documentation() -> str:
+    """The README and every page of docs/ as one text: a test of a stated figure finds it
+    wherever the documentation states it."""
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parent.parent
+    pages = [root / "README.md"] + sorted((root / "docs").glob("*.md"))
+    return "\n\n".join(page.read_text() for page in pages)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import solve_to
+from conftest import solve_to, documentation
 from sowsolve.cli.app import app
 from sowsolve.solver.games import make_game
 from sowsolve.tables import open_table
@@ -95,7 +95,7 @@ def test_the_standard_zigzag_board_up_to_5_seeds_equals_a_brute_force(tmp_path):
 
 def readme_zigzag_section() -> str:
     import pathlib
-    text = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    text = documentation()
     return text[text.index("## Zig Zag"):text.index("\n## ", text.index("## Zig Zag") + 5)]
 
 
@@ -234,7 +234,7 @@ def test_the_readme_counts_the_standard_board_up_to_4_seeds():
     from math import comb
     stored = sum(comb(s + 11, 11) * 6 for s in range(5))
     import pathlib
-    text = " ".join((pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    text = " ".join(documentation().split())
     assert f"at most 4 seeds ({stored:,} positions stored, answering {2 * stored:,})" in text
     assert section
 
@@ -256,7 +256,7 @@ def test_the_readme_speed_of_zig_zag_is_the_measured_one():
     every ko and last-capturer state (three per record)."""
     import re
     import pathlib
-    text = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    text = documentation()
     found = re.search(r"\| ([\d.]+) / ([\d.]+) million positions/s \((\d+) s / (\d+) s\); 2x4 K=3 "
                       r"answers its ([\d.]+) M positions of every ko and last capturer at ([\d.]+) "
                       r"million/s \|", text)
@@ -278,7 +278,7 @@ def test_the_readme_speed_up_of_zig_zag_is_the_measured_one():
     in their range and is no better than the ratio of the two medians."""
     import pathlib
     root = pathlib.Path(__file__).resolve().parent.parent
-    text = " ".join((root / "README.md").read_text().split())
+    text = " ".join(documentation().split())
     side = json.loads((root / "bench/results/zigzag-scale.json").read_text())["side_by_side"]
     walls = side["wall_seconds_median"]
     assert side["wall_ratio_of_medians"] == round(walls["this"] / walls["before"], 3)

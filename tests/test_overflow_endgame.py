@@ -24,7 +24,7 @@ from sowsolve.solver.search import search
 from sowsolve.solver.values import WIN_LOSS
 from sowsolve.tables.store import TableWriter, open_table
 
-from conftest import solve_to
+from conftest import solve_to, documentation
 
 runner = CliRunner()
 
@@ -297,7 +297,7 @@ def test_the_readme_figures_of_the_4x5_endgame_table_are_the_measured_ones():
     runs = json.loads((root / "bench/results/overflow-endgame-4x5.json").read_text())["runs"]
     found = re.search(r"--max-discs (\d+)`\): ([\d,]+)\s+positions of at most (\d+) discs in (\d+) s "
                       r"on two threads \(([\d.]+) M positions/s, on (?:a machine shared\s+with other "
-                      r"work|an idle\s+machine)\), ([\d.]+) bytes per position", (root / "README.md").read_text())
+                      r"work|an idle\s+machine)\), ([\d.]+) bytes per position", documentation())
     assert found, "the README gives the 4x5 endgame table"
     run_ = next(r for r in runs if r["max_discs"] == int(found[1]))
     assert int(found[3]) == run_["max_discs"]
@@ -311,7 +311,7 @@ def test_the_readme_figure_of_the_4x5_proof_with_leaves_is_the_measured_one():
     root = pathlib.Path(__file__).resolve().parent.parent
     run_ = json.loads((root / "bench/results/prove-4x5-d14.json").read_text())
     found = re.search(r"table of (\d+) discs at its leaves, (\d+) minutes \(([\d,]+) positions expanded\) "
-                      r"did not prove 4x5", " ".join((root / "README.md").read_text().split()))
+                      r"did not prove 4x5", " ".join(documentation().split()))
     assert found, "the README gives the 4x5 run with leaves"
     assert int(found[1]) == run_["tables"]["max_discs"] and not run_["proved"]
     assert int(found[2]) == round(run_["wall_seconds"] / 60)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sowsolve.tables.store import open_table
+from conftest import documentation
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -65,7 +66,7 @@ def test_the_readme_against_plain_c_is_the_measured_one():
     assert result["yardstick_solve_seconds_median"] == round(their_solve, 2)
     assert result["sowsolve_over_yardstick"] == round(ours_wall / their_solve, 2)
     assert ours[0]["positions_per_side"] == 2175504513
-    text = " ".join((root / "README.md").read_text().split())
+    text = " ".join(documentation().split())
     assert "0.17" not in text
     found = re.search(r"\*\*Against plain C, sowsolve takes ([\d.]+) of the yardstick's wall time\*\*", text)
     assert found and float(found[1]) == result["sowsolve_over_yardstick"]
@@ -104,7 +105,7 @@ def test_the_readme_s_profile_is_the_measured_one():
     import re
     root = pathlib.Path(ROOT)
     profile = json.loads((root / "bench/results/profile-diffusion.json").read_text())
-    text = " ".join((root / "README.md").read_text().split())
+    text = " ".join(documentation().split())
     for when in ("before", "after"):
         part = profile[when]
         assert part["cpu_seconds"] == round(part["samples"] / 999, 1)
@@ -134,6 +135,6 @@ def test_the_readme_s_identical_standard_table_is_the_compared_one():
     identity = json.loads((root / "bench/results/standard-v1-identity.json").read_text())
     assert identity["identical"] and identity["first_differing_tier"] is None
     assert identity["records_compared"] == 2175504513 and identity["tiers"] == 48
-    text = " ".join((root / "README.md").read_text().split())
+    text = " ".join(documentation().split())
     found = re.search(r"on the standard board, all ([\d,]+) records of the v1 table, tier by tier", text)
     assert found and int(found[1].replace(",", "")) == identity["records_compared"]

@@ -10,7 +10,7 @@ import pytest
 import zstandard
 from typer.testing import CliRunner
 
-from conftest import solve_to
+from conftest import solve_to, documentation
 from sowsolve.cli.app import app
 from sowsolve.solver import proof as proofs
 from sowsolve.solver.games import make_game
@@ -499,7 +499,7 @@ def test_the_readme_figures_of_4x4_are_the_measured_ones():
     root = pathlib.Path(__file__).resolve().parent.parent
     runs = json.loads((root / "bench/results/prove.json").read_text())["runs"]
     run_ = next(r for r in runs if r["size"] == "4x4")
-    text = " ".join((root / "README.md").read_text().split())
+    text = " ".join(documentation().split())
     found = re.search(r"\*\*4x4 start is proved a win\*\* \(([^)]*) proved winning\) in (\d+) s, "
                       r"([\d,]+) positions expanded and ([\d.]+) GB at peak .*? the full solve took "
                       r"(\d+) s and ([\d.]+) GB in the same run: ([\d.]+) times faster", text)
@@ -530,7 +530,7 @@ def test_the_readme_growth_figures_are_the_measured_ones():
     growth = json.loads((root / "bench/results/prove-growth.json").read_text())
     nodes = {r["size"]: r["nodes"] for r in growth["runs"]}
     unfinished = growth["unfinished"]
-    text = " ".join((root / "README.md").read_text().split())
+    text = " ".join(documentation().split())
     found = re.search(r"take ([\d,]+) positions expanded on 3x3, ([\d,]+) on 3x4, ([\d,]+) on 3x5 and "
                       r"([\d,]+) on 4x4 .*? 4x5 was not proved in (\d+) minutes of search on two threads "
                       r"with `--memory 8G` \(([\d,]+) positions expanded, the table full at ([\d,]+) "

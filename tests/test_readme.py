@@ -16,6 +16,12 @@ from sowsolve.cli.app import app
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", README, flags=re.S | re.M)
+#: the pages of docs/ whose examples run too, after the README's (in this order: each solve
+#: before what reads it)
+PAGES = ["commands.md", "cluster.md"]
+DOC_BLOCKS = [block for page in PAGES
+              for block in re.findall(r"^```(\w*)\n(.*?)^```", (ROOT / "docs" / page).read_text(),
+                                      flags=re.S | re.M)]
 
 # Commands that would take longer than a few seconds; none today (make an example cheaper in the
 # README rather than listing it here).
@@ -24,7 +30,7 @@ SLOW: dict[str, str] = {}
 
 def readme_commands() -> list[str]:
     commands = []
-    for lang, body in BLOCKS:
+    for lang, body in BLOCKS + DOC_BLOCKS:
         if lang != "sh":
             continue
         for line in body.splitlines():
@@ -43,8 +49,26 @@ def test_the_readme_has_examples():
     assert any(lang == "python" for lang, _ in BLOCKS)
 
 
+def test_the_readme_is_short_and_shows_every_command():
+    """A newcomer reads the README in five minutes: under 200 lines, no line of a table or
+    text longer than a screen, and one example of every command (the rest is in docs/)."""
+    from sowsolve.cli.app import app as typer_app
+    import typer.main
+    lines = README.splitlines()
+    assert len(lines) < 200
+    assert max(len(line) for line in lines) <= 400
+    readme_commands = {c.split()[1] for lang, body in BLOCKS if lang == "sh"
+                       for c in (p.strip() for line in body.splitlines() for p in line.split("&&"))
+                       if c.startswith("sowsolve ")}
+    readme_commands |= set(re.findall(r"`sowsolve (\w+) [^`]*`", README))   # serve: it runs until stopped
+    names = set(typer.main.get_command(typer_app).commands)
+    assert names <= readme_commands, names - readme_commands
+    for page in re.findall(r"\]\((docs/[\w.-]+\.md)(?:#[\w-]+)?\)", README):
+        assert (ROOT / page).exists(), page
+
+
 def test_readme_sketches_compile():
-    sketches = [body for lang, body in BLOCKS if lang == "py"]
+    sketches = [body for lang, body in BLOCKS + DOC_BLOCKS if lang == "py"]
     assert sketches
     for body in sketches:
         compile(body, "README.md", "exec")
@@ -141,3 +165,15 @@ def test_rules_cite_only_files_in_the_repository():
 def test_the_path_finder_finds_paths():
     assert cited_paths("see `seeds/zigzag.txt` and `seeds/`, and Overflow.lud, not 444444/444444") \
         == ["seeds/zigzag.txt", "seeds/", "Overflow.lud"]
+
+
+def test_the_layout_names_every_module():
+    """docs/design.md's Layout names every module of the four code folders, so it cannot go
+    stale unnoticed."""
+    text = (ROOT / "docs" / "design.md").read_text()
+    layout = text[text.index("## Layout"):]
+    missing = [f"{folder}/{path.name}" for folder in ("solver", "cext", "tables", "cli")
+               for path in sorted((ROOT / folder).rglob("*"))
+               if path.suffix in (".py", ".pyx", ".pxd", ".h") and path.name != "__init__.py"
+               and path.name not in layout]
+    assert not missing, missing

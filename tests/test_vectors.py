@@ -16,6 +16,8 @@ from sowsolve.solver.games import GAMES, make_game
 HERE = pathlib.Path(__file__).parent
 VECTORS = HERE / "vectors"
 README = (HERE.parent / "README.md").read_text()
+#: the result tables: docs/results.md
+RESULTS = (HERE.parent / "docs" / "results.md").read_text()
 
 #: section -> (required keys, optional keys) of its entries
 FORMAT = {
@@ -200,9 +202,9 @@ def number(text: str) -> int:
 
 
 def section(title: str) -> str:
-    start = README.index(f"\n## {title}")
-    end = README.find("\n## ", start + 1)
-    return README[start:end if end >= 0 else len(README)]
+    start = RESULTS.index(f"\n## {title}")
+    end = RESULTS.find("\n## ", start + 1)
+    return RESULTS[start:end if end >= 0 else len(RESULTS)]
 
 
 def table(text: str, header: str) -> list[list[str]]:
@@ -314,7 +316,54 @@ def readme_claims() -> list[tuple[str, dict, str | None, dict]]:
     return claims
 
 
-CLAIMS = readme_claims()
+GAME_NAMES = {"Diffusion v1": "diffusion", "Diffusion v2": "diffusion-v2", "Overflow": "overflow",
+              "Zig Zag": "zigzag"}
+
+
+def readme_summary_claims() -> list[tuple[str, dict, str | None, dict]]:
+    """The README's own table of results, read the same way: each row's positions and the
+    value of its start; an endgame table's row is checked against its bench result."""
+    claims = []
+    start = README.index("\n## Results")
+    rows = table(README[start:README.find("\n## ", start + 1)], "game and board")
+    for board, solved, value in rows:
+        match = re.fullmatch(r"(Diffusion v[12]|Overflow|Zig Zag), (\d+)x(\d+)(?:, (\d+) (?:stones?|seeds?) a pit)?"
+                             r"(?: \(standard\))?", board)
+        assert match, board
+        name = GAME_NAMES[match[1]]
+        parameters = ({"size": f"{match[2]}x{match[3]}"} if name == "overflow"
+                      else {"cols": int(match[3]), "stones": int(match[4])})
+        positions = number(re.search(r"every one of ([\d,]+) (?:reachable )?positions", solved)[1])
+        if "endgame tables" in solved:
+            limit = int(re.search(r"at most (\d+) seeds", solved)[1])
+            claims.append((name, parameters, f"max-stones {limit}", {"positions": positions}))
+            continue
+        fields = {"positions": positions}
+        if found := re.search(r"\b(win|loss) in (\d+)", value):
+            fields.update(value=found[1], remoteness=int(found[2]))
+        elif found := re.fullmatch(r"margin (-?\d+)(?: in (\d+)| \(endless\))", value):
+            fields.update(value=int(found[1]), remoteness=int(found[2]) if found[2] else None)
+        else:
+            raise AssertionError(value)
+        if only := re.search(r"only (\w+) wins", value):
+            fields.update(winning_moves=1, best=[only[1]])
+        claims.append((name, parameters, None, fields))
+    return claims
+
+
+SUMMARY = readme_summary_claims()
+CLAIMS = readme_claims() + [c for c in SUMMARY if not (c[2] or "").startswith("max-stones")]
+
+
+def test_the_readme_summary_was_read_and_its_endgame_tables_measured():
+    """Every row of the README's table of results was parsed (eight boards), and the endgame
+    table it names is the measured one (bench/results/zigzag-scale.json)."""
+    assert len(SUMMARY) == 8
+    scale = json.loads((HERE.parent / "bench" / "results" / "zigzag-scale.json").read_text())
+    text = json.dumps(scale)
+    for name, parameters, position, fields in SUMMARY:
+        if (position or "").startswith("max-stones"):
+            assert f"{fields['positions']}" in text, (position, fields)
 
 
 def position_key(name: str, parameters: dict, position: str | None) -> tuple:
