@@ -10,9 +10,10 @@ import typer
 from ..solver.errors import BadParameters, BadPosition
 from ..solver.tiers import default_threads
 from ..tables import analysis
+from ..tables import locate
 from ..tables.directory import tables_of_board
 from ..tables.store import open_table
-from . import locate, render
+from . import render
 from .app import WHOLE, app, clear_errors, emit_json, parse_memory, stop_on_terminate
 
 

@@ -21,17 +21,18 @@ from typer.core import TyperGroup
 from ..solver.errors import BadMove, BadParameters, BadPosition
 from ..solver.games import GAMES, make_game
 from ..solver.cluster import DaskExecutor
-from ..solver.tiers import IN_PROCESS, bar_name, default_threads, last_solved
+from ..solver.tiers import IN_PROCESS
 from ..solver.search import DEFAULT_MAX_POSITIONS
-from ..solver import estimate as estimates, proof as proofs, proofcluster as proofclusters
+from ..solver import proof as proofs, proofcluster as proofclusters
 from ..tables.format import BeyondTable, ForeignTable, TableError, TableMismatch, TableMissing
-from ..tables.layout import layout_of
-from ..tables.store import TableWriter, check_same_table, make_directory, open_table
-from ..tables import query as queries, report as reports, verify
+from ..tables import locate
+from ..tables.store import make_directory, open_table
+from ..tables import query as queries, report as reports, solving, verify
+from ..tables.solving import MAX_SEARCH, check_max_positions, check_threads
 from ..tables.leaves import CitedLeaves, leaves_of
 from ..tables.export import (OutputError, StdoutClosed, Terminated, _silence_stdout,
                               export as export_table)
-from . import cluster as clusters, locate, render
+from . import cluster as clusters, render
 from .options import BOARD, board_options, whole_number
 
 def _plain(message: str) -> str:
@@ -83,8 +84,6 @@ WHOLE = {"parser": whole_number, "metavar": "INTEGER"}
 USAGE_ERRORS = (BadParameters, BadPosition, BadMove, TableMissing, TableMismatch, ForeignTable,
                 proofs.BadProof)
 RUNTIME_ERRORS = (TableError, RuntimeError, MemoryError)
-MAX_THREADS = 1024
-MAX_SEARCH = 1 << 40            # --max-positions: far beyond any machine's memory, within int64
 SAMPLES = 1000                  # check --samples left out
 
 
@@ -200,32 +199,10 @@ def tier_bar(total: Optional[int], desc: str):
                 disable=None, file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
 
 
-def discard_table(path: str) -> None:
-    """Remove a table this command created and could not finish."""
-    for leftover in (path, path + "-journal"):
-        try:
-            os.remove(leftover)
-        except FileNotFoundError:
-            pass
 
 
-def check_threads(threads: Optional[int]) -> int:
-    """--threads: 0 or left out is every core; at most 4 per core (and 1024)."""
-    cores = default_threads()
-    if threads is None or threads == 0:
-        return cores
-    limit = min(MAX_THREADS, 4 * cores)
-    if not 0 < threads <= limit:
-        raise BadParameters(f"--threads must be from 1 to {limit} (4 per core) or 0 for every "
-                            f"core, not {str(threads)[:20]}")
-    return threads
 
 
-def check_max_positions(max_positions: int) -> int:
-    if not 1 <= max_positions <= MAX_SEARCH:
-        raise BadParameters(f"--max-positions must be from 1 to {MAX_SEARCH:,}, not "
-                            f"{str(max_positions)[:20]}")
-    return max_positions
 
 
 def _version() -> str:
@@ -345,40 +322,24 @@ def solve(
                                 "--scheduler, --scheduler-file)")
         task_threads = check_threads(threads or 1) if on_cluster else None
         threads = check_threads(None if on_cluster else threads)
-        check_max_positions(max_positions)
-        if max_stones is not None and max_stones < 0:
-            raise BadParameters(f"--max-stones must be 0 or more, not {max_stones}")
-        g = make_game(game, endgame=max_stones is not None, **board)
-        g.solver.prepare(g)               # a board its kernel cannot take fails here
-        order = layout_of(g).new_tiers(g, max_stones)    # an endgame limit the game cannot take
-        if (max_stones is not None and len(order) == len(list(g.tiers()))
-                and GAMES[g.name].endgame is None):
-            raise BadParameters(f"--max-stones {max_stones} keeps every position of "
-                                f"{g.describe()}: leave it out for the whole table")
-        path = table or default_table_path(g, max_stones=max_stones)
-        solved, finished = _solved_tiers(path, g, force, max_stones)
-        estimate = None
-        if not finished:
-            estimate = estimates.check_machine(
-                estimates.estimate(g, threads, max_positions, solved, order or None), path).as_dict()
-            if dry_run:
+        work = solving.plan(game, table=table, threads=threads, max_stones=max_stones,
+                            max_positions=max_positions, force=force, **board)
+        g, path, estimate = work.game, work.path, work.estimate
+        if dry_run:
+            if work.finished:
+                typer.echo(f"{path} is finished: solve would do nothing")
+            else:
                 show(estimate, as_json, render.estimate_text)
-                return
-            if not estimate["fits"] and not allow_large:
-                raise BadParameters(render.refusal_text(estimate))
-        elif dry_run:
-            typer.echo(f"{path} is finished: solve would do nothing")
             return
-        if on_cluster and GAMES[g.name].endgame is not None and max_stones is not None:
-            raise BadParameters(f"endgame tables of {g.describe()} are solved in one process: "
-                                f"leave out --workers, --scheduler and --scheduler-file")
-        if on_cluster and not g.solver.spreads:
-            raise BadParameters(f"{g.describe()} is solved by a search from the start, in one "
-                                f"process: it cannot be solved on a cluster")
+        if estimate is not None and not estimate["fits"] and not allow_large:
+            raise BadParameters(render.refusal_text(estimate))
+        if on_cluster:
+            solving.check_spreads(g, max_stones)          # before a cluster is started
         if on_cluster and shared_dir is not None and not os.path.isdir(shared_dir):
             raise BadParameters(f"--shared-dir {shared_dir[:200]} is not a directory")
         with contextlib.ExitStack() as cluster:
-            if on_cluster and not finished:
+            executor = IN_PROCESS
+            if on_cluster and not work.finished:
                 client = cluster.enter_context(clusters.client_for(workers, scheduler,
                                                                    scheduler_file))
                 shared = shared_dir
@@ -386,75 +347,18 @@ def solve(
                     shared = os.path.dirname(os.path.abspath(path))
                     make_directory(shared, path)
                 clusters.check_shared_dir(client, shared)
-            created = force or not os.path.exists(path)
-            writer = TableWriter(path, g, force=force, max_stones=max_stones)  # one solve at a time
-            if estimate is not None:    # a stderr that cannot take it stops nothing
-                note(render.estimate_text(estimate))
-            try:
-                started = time.perf_counter()
-                report = None
-                if not writer.finished:
-                    executor = IN_PROCESS
-                    if on_cluster:
-                        executor = cluster.enter_context(DaskExecutor(
-                            client, shared, path, threads=task_threads))
-                    report = g.solver.solve(g, writer, threads=threads, progress=tier_bar,
-                                            max_positions=max_positions, executor=executor)
-                    writer.finish({"solve_seconds": round(time.perf_counter() - started, 3),
-                                   "threads": task_threads if on_cluster else threads})
-                    if on_cluster:
-                        spread = {"task_slots": executor.parts, "threads_per_task": task_threads,
-                                  "tasks": executor.tasks, "rounds": executor.rounds}
-            except BaseException as exc:
-                if created and not g.solver.resumable:  # nothing to resume: leave no table
-                    writer.close()
-                    discard_table(path)
-                if isinstance(exc, KeyboardInterrupt):
-                    raise KeyboardInterrupt(_interrupted(g, writer, path)) from None
-                if isinstance(exc, Terminated):     # SIGTERM, SIGHUP: as Ctrl-C
-                    raise Terminated(exc.signum, _interrupted(g, writer, path, "terminated")) from None
-                raise
-            finally:
-                writer.close()
-        with open_table(path) as t:
-            result = reports.summary(t)
-        result["table"] = path
-        result["solved_now"] = report is not None
-        if estimate is not None:
-            result["estimate"] = estimate
-        if report is not None and on_cluster:
-            result["cluster"] = spread
-        if report is not None:
-            result["positions_solved_now"] = report.positions
-            result["seconds"] = round(report.seconds, 3)
-            result["resumed_from_tier"] = report.resumed_from
-            if report.resumed_from is not None:
-                result["resumed_after"] = g.tier_name(report.resumed_from)
+                executor = cluster.enter_context(DaskExecutor(client, shared, path,
+                                                              threads=task_threads))
+            # a stderr that cannot take the estimate stops nothing (note)
+            solved = solving.solve(g, table=path, threads=threads, executor=executor,
+                                   max_stones=max_stones, progress=tier_bar,
+                                   max_positions=max_positions, force=force, allow_large=True,
+                                   on_estimate=lambda e: note(render.estimate_text(e)))
+        result = solved.as_dict()
+        if solved.solved_now and on_cluster:
+            result["cluster"] = {"task_slots": executor.parts, "threads_per_task": task_threads,
+                                 "tasks": executor.tasks, "rounds": executor.rounds}
         show(result, as_json, render.summary_text)
-
-
-def _interrupted(game, writer, path: str, how: str = "interrupted") -> str:
-    """What an interrupted (or terminated) solve kept, and how to go on."""
-    if not game.solver.resumable:
-        return f"{how}; a {game.solver.name} solve starts over, so no table was kept"
-    order = writer.tier_order()
-    kept = writer.finished_tiers()
-    last = last_solved(order, kept)
-    if last is None:
-        return f"{how} before the first tier was stored; {path} resumes from the start"
-    return (f"{how}; {path} keeps {len(kept)} of {len(order)} tiers (up to "
-            f"{bar_name(game, last)}): run the same command again to resume")
-
-
-def _solved_tiers(path: str, game, force: bool, max_stones) -> tuple[set[int], bool]:
-    """(tiers already solved, finished) of the table a solve would continue; read only."""
-    if force or not os.path.exists(path):
-        return set(), False
-    with open_table(path, allow_unfinished=True) as existing:
-        check_same_table(path, existing.meta, existing.game, game, max_stones)
-        if not game.solver.resumable:       # it starts over: all of it is to do
-            return set(), existing.finished
-        return set(existing.solved_tiers), existing.finished
 
 
 @app.command(short_help='Value of a position and of each of its moves.')

@@ -15,13 +15,13 @@ from ..solver.errors import BadMove, BadParameters
 from ..solver.games import GAMES, make_game
 from ..solver.values import VALUE_KINDS
 from ..tables import query as queries
+from ..tables import locate
 from ..tables.export import write_whole
 from ..solver.tiers import default_threads
 from ..tables import analysis
 from ..tables.directory import tables_of_board
 from ..tables.format import BeyondTable, NotInTable, TableMissing
 from ..tables.store import open_table
-from . import locate
 from .app import GAME_HELP, app, clear_errors, complete_game, emit_json, stop_on_terminate
 from .options import BOARD, board_options
 

@@ -4,7 +4,6 @@ import pathlib
 import pytest
 
 from sowsolve.solver.games import make_game
-from sowsolve.tables.store import TableWriter
 
 VECTORS = pathlib.Path(__file__).parent / "vectors"
 
@@ -17,12 +16,9 @@ def vectors(game: str) -> dict:
 def solve_to(path, name: str, **parameters):
     """Solve the game `name` on the board its parameters (keywords, as the game declares them:
     cols=4, stones=2, size="3x3") describe into a finished table at `path`."""
-    game = make_game(name, **parameters)
-    writer = TableWriter(str(path), game)
-    game.solver.solve(game, writer, threads=2)
-    writer.finish({})
-    writer.close()
-    return game
+    import sowsolve
+    sowsolve.solve(name, table=str(path), threads=2, allow_large=True, **parameters)
+    return make_game(name, **parameters)
 
 
 @pytest.fixture(scope="session")

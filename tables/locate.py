@@ -8,9 +8,10 @@ import os
 from ..solver import games as registry
 from ..solver.contract import Game
 from ..solver.errors import BadParameters, BadPosition, quote
-from ..tables.format import TableMissing
-from ..tables.layout import layout_of
-from ..tables.directory import (DEFAULT_DIRECTORY, SIDECARS, game_and_board, public, readable,  # noqa: F401
+from .format import TableMissing
+from .layout import layout_of
+from .solving import default_table_path, table_file_name  # noqa: F401  (re-exported)
+from .directory import (DEFAULT_DIRECTORY, SIDECARS, game_and_board, public, readable,  # noqa: F401
                                 scan, tables_directory, tables_of_board)
 
 def short(text: str, limit: int = 40) -> str:
@@ -24,17 +25,6 @@ def check_directory(directory: str) -> None:
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise BadParameters(f"the tables directory {tables_directory_label(directory)} is not a "
                             f"directory")
-
-
-def table_file_name(game: Game, max_stones: int | None = None) -> str:
-    board = "-".join(f"{k}{v}" for k, v in game.parameters().items())
-    limit = "" if max_stones is None else f"-max{max_stones}"
-    return f"{game.name}-{board}{limit}.sqlite"
-
-
-def default_table_path(game: Game, directory: str | None = None,
-                       max_stones: int | None = None) -> str:
-    return os.path.join(directory or tables_directory(), table_file_name(game, max_stones))
 
 
 def solve_command(game: Game) -> str:
@@ -116,11 +106,13 @@ def _names(entries: list[dict], limit: int = 4) -> str:
 
 
 # --- which table answers -------------------------------------------------------------------------
-def table_for_position(text: str, directory: str | None = None) -> str:
-    """The one table of the directory whose game and board accept the position."""
+def table_for_position(text: str, directory: str | None = None,
+                       entries: list[dict] | None = None) -> str:
+    """The one table of the directory whose game and board accept the position (`entries`:
+    the directory's scan, where the caller keeps one)."""
     directory = directory or tables_directory()
     check_directory(directory)
-    tables = readable(scan(directory))
+    tables = readable(scan(directory) if entries is None else entries)
     fits, beyond = [], []
     for entry in tables:
         game = entry["_game"]
@@ -210,3 +202,68 @@ def resolve_read_table(table: str | None, game: str | None = None, board: dict |
                            f"file with --table")
     raise BadParameters(f"{directory} holds {len(tables)} tables ({_names(tables)}); name a "
                         f"GAME and board options, or a table file with --table")
+
+
+class Tables:
+    """The tables of a directory, opened once and asked about any position -- as a chess
+    tablebase directory is (python-chess's `open_tablebase`): each position finds its table
+    the way `sowsolve query` finds it, from its text.  `probe` and `query` raise (BadPosition,
+    TableMissing, NotInTable, BeyondTable: each one sentence); `get` returns a default
+    instead.  Reads only; the files stay open until `close` (or the end of a `with`)."""
+
+    def __init__(self, directory: str | None = None):
+        self.directory = directory or tables_directory()
+        check_directory(self.directory)
+        self._entries = scan(self.directory)
+        self._open: dict[str, "Table"] = {}
+
+    @property
+    def paths(self) -> list[str]:
+        """The readable tables of the directory."""
+        return [entry["path"] for entry in readable(self._entries)]
+
+    def table_for(self, position: str) -> "Table":
+        """The open table that answers `position` (text)."""
+        from .store import open_table
+        path = table_for_position(position, self.directory, self._entries)
+        if path not in self._open:
+            self._open[path] = open_table(path)
+        return self._open[path]
+
+    def probe(self, position: str):
+        """The position's Value (value, remoteness); raises where no table holds it."""
+        return self.table_for(position).probe(position)
+
+    def get(self, position, default=None):
+        """The position's Value, or `default` where no table holds it (or the text is no
+        position)."""
+        from .format import BeyondTable, NotInTable
+        if not isinstance(position, str):
+            return default
+        try:
+            return self.probe(position)
+        except (BadPosition, BadParameters, TableMissing, NotInTable, BeyondTable):
+            return default              # a damaged table still raises, as Table.get does
+
+    def query(self, position: str) -> dict:
+        """What `sowsolve query --json` prints for the position."""
+        return self.table_for(position).query(position)
+
+    def __contains__(self, position) -> bool:
+        return self.get(position) is not None
+
+    def close(self) -> None:
+        for table in self._open.values():
+            table.close()
+        self._open.clear()
+
+    def __enter__(self) -> "Tables":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_tables(directory: str | None = None) -> Tables:
+    """The tables of `directory` (left out: $SOWSOLVE_TABLES, else sowsolve-tables)."""
+    return Tables(directory)

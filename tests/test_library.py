@@ -1,0 +1,77 @@
+"""`import sowsolve`: the library the command line calls (api/__init__.py): a solve as a library
+call gives the command's table, record for record; a directory of tables answers any position
+the way `query` does; bad input is one sentence of a built-in error type; nothing printed."""
+import json
+import os
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import sowsolve
+from sowsolve.cli.app import app
+
+
+def records(table, tier):
+    data = table.tier_data(tier)
+    return np.asarray(getattr(data, "records", data))
+
+
+def test_a_library_solve_is_the_commands_table(tmp_path, capsys):
+    """The same board solved by `sowsolve solve` and by `sowsolve.solve`: every tier's records
+    equal; the library printed nothing; a second call does nothing to the finished table."""
+    by_command = tmp_path / "cli.sqlite"
+    done = CliRunner().invoke(app, ["solve", "zigzag", "--cols", "4", "--stones", "1", "--table",
+                                    str(by_command), "--json"])
+    assert done.exit_code == 0, done.output
+    result = sowsolve.solve("zigzag", cols=4, stones=1, table=str(tmp_path / "lib.sqlite"))
+    assert capsys.readouterr() == ("", "")
+    assert result.solved_now and result.positions > 0 and result.resumed_from is None
+    assert json.loads(done.output[done.output.index("{"):])["start"] == result.summary["start"]
+    with sowsolve.open_table(str(by_command)) as a, sowsolve.open_table(result.table) as b:
+        assert a.solved_tiers == b.solved_tiers
+        for tier in a.solved_tiers:
+            assert np.array_equal(records(a, tier), records(b, tier)), tier
+    again = sowsolve.solve(sowsolve.make_game("zigzag", cols=4, stones=1), table=result.table)
+    assert not again.solved_now and again.summary["start"] == result.summary["start"]
+
+
+def test_plan_writes_nothing_and_a_solve_too_large_is_refused(tmp_path):
+    path = str(tmp_path / "standard.sqlite")
+    plan = sowsolve.plan("zigzag", table=path)             # the standard board
+    assert not plan.estimate["fits"] and plan.path == path and not os.path.exists(path)
+    with pytest.raises(sowsolve.TooLarge) as refused:
+        sowsolve.solve("zigzag", table=path)
+    assert isinstance(refused.value, ValueError) and refused.value.estimate["positions"] > 10 ** 13
+    assert not os.path.exists(path)
+    with pytest.raises(ValueError, match="--max-stones must be 0 or more"):
+        sowsolve.plan("zigzag", max_stones=-1, table=path)
+    with pytest.raises(ValueError, match="not both"):
+        sowsolve.solve(sowsolve.make_game("zigzag", cols=2, stones=1), cols=2, table=path)
+
+
+def test_a_directory_of_tables_answers_any_position(tmp_path):
+    """open_tables: each position finds its table (as `query` finds it), probe raises and
+    get defaults; a damaged table is not hidden behind a default."""
+    sowsolve.solve("diffusion", cols=4, stones=2, table=str(tmp_path / "d.sqlite"))
+    sowsolve.solve("overflow", size="3x3", table=str(tmp_path / "o.sqlite"))
+    with sowsolve.open_tables(str(tmp_path)) as tables, \
+            sowsolve.open_table(str(tmp_path / "d.sqlite")) as d, \
+            sowsolve.open_table(str(tmp_path / "o.sqlite")) as o:
+        assert sorted(map(os.path.basename, tables.paths)) == ["d.sqlite", "o.sqlite"]
+        assert tables.probe("2222/2222 A") == d.probe("2222/2222 A")
+        assert tables.probe("111/111/111 L") == o.probe("111/111/111 L")
+        assert tables.query("111/111/111 L")["moves"] == o.query("111/111/111 L")["moves"]
+        assert "2222/2222 A" in tables and "2222/2222 Q" not in tables
+        assert tables.get("555555/555555 p - -") is None and tables.get(None, 7) == 7
+        with pytest.raises(sowsolve.TableMissing):             # a FileNotFoundError
+            tables.probe("555555/555555 p - -")
+        with pytest.raises(sowsolve.BadPosition, match="hello"):
+            tables.probe("hello")
+    with pytest.raises(ValueError, match="not a directory"):
+        sowsolve.open_tables(str(tmp_path / "d.sqlite"))
+
+
+def test_the_front_names_what_it_offers():
+    assert set(sowsolve.__all__) <= set(dir(sowsolve))
+    assert issubclass(sowsolve.NotInTable, LookupError) and issubclass(sowsolve.BadPosition, ValueError)
