@@ -10,7 +10,6 @@ import contextlib
 import traceback
 from contextlib import contextmanager
 from enum import Enum
-from importlib import metadata
 from typing import Optional
 
 import typer
@@ -26,7 +25,7 @@ from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver import proof as proofs, proofcluster as proofclusters
 from ..tables.format import BeyondTable, ForeignTable, TableError, TableMismatch, TableMissing
 from ..tables import locate
-from ..tables.store import make_directory, open_table
+from ..tables.store import make_directory, open_table, software_version
 from ..tables import query as queries, report as reports, solving, verify
 from ..tables.solving import MAX_SEARCH, check_max_positions, check_threads
 from ..tables.leaves import CitedLeaves, leaves_of
@@ -199,22 +198,9 @@ def tier_bar(total: Optional[int], desc: str):
                 disable=None, file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
 
 
-
-
-
-
-
-
-def _version() -> str:
-    try:
-        return metadata.version("sowsolve")
-    except metadata.PackageNotFoundError:  # pragma: no cover - only without an install
-        return "unknown"
-
-
 def show_version(value: bool) -> None:
     if value:
-        typer.echo(f"sowsolve {_version()}")
+        typer.echo(f"sowsolve {software_version()}")
         raise typer.Exit()
 
 

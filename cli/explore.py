@@ -16,7 +16,7 @@ from ..solver.games import GAMES, make_game
 from ..solver.values import VALUE_KINDS
 from ..tables import query as queries
 from ..tables import locate
-from ..tables.export import write_whole
+from ..tables.export import write_output
 from ..solver.tiers import default_threads
 from ..tables import analysis
 from ..tables.directory import tables_of_board
@@ -110,7 +110,7 @@ def show_command(
         marks = drawing.marks_from_query(result) if result else {}
         picture_svg = drawing.svg(picture, marks)
         if svg is not None:
-            write_whole(svg, picture_svg, path, "--svg")
+            write_output(svg, picture_svg, path, "--svg")
         if as_json:
             shown = dict(result) if result else {
                 "position": g.format_position(pos), "game": g.name, "description": g.describe(),

@@ -35,7 +35,7 @@ from typing import Callable
 import numpy as np
 
 from .contract import Game
-from .tiers import TierProgress, WorkUnit, bar_name
+from .tiers import TierProgress, WorkUnit, tier_label
 
 #: a solve's own directory in the shared one: <table file name>-<run id> + this
 RUN_SUFFIX = ".sowsolve-cluster"
@@ -603,7 +603,7 @@ class DaskExecutor:
             else:
                 text = str(exc).splitlines()[0][:400] if str(exc) else ""
                 detail = f"{type(exc).__name__}{': ' + text if text else ''}"
-            raise ClusterError(f"solving {bar_name(game, tier)} on the cluster failed: "
+            raise ClusterError(f"solving {tier_label(game, tier)} on the cluster failed: "
                                f"{detail}") from None
         for path in [unit_file(self.run_dir, tier, token, unit) for unit in plan or ()] + [
                 done_file(self.run_dir, tier, token),

@@ -103,8 +103,9 @@ def default_threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def bar_name(game: Game, tier: int) -> str:
-    """The tier's name for a progress bar ("tier 12" where the game names tiers by number)."""
+def tier_label(game: Game, tier: int) -> str:
+    """A tier as every message and progress bar names it: "tier 12" where the game names
+    tiers by number, else the game's name of it ("20 discs on 9 cells")."""
     name = game.tier_name(tier)
     return f"tier {name}" if name == str(tier) else name
 
@@ -126,7 +127,7 @@ class TierProgress:
         """A tier of `size` positions whose kernel calls count `passes` times over it."""
         self.size, self.passes = size, passes
         self.shown = self.base = self.current = 0
-        self.bar.set_description(bar_name(self.game, tier))
+        self.bar.set_description(tier_label(self.game, tier))
 
     def observer(self, done: int) -> None:
         """The running count of the tier's current kernel call."""
@@ -278,7 +279,7 @@ class TierManager:
         window: dict[int, np.ndarray] = {}
         with contextlib.ExitStack() as stack:
             pending = stack.enter_context(_Pending()) if overlap else None
-            bar = stack.enter_context(progress(self.remaining(skip), bar_name(self.game, todo[0])))
+            bar = stack.enter_context(progress(self.remaining(skip), tier_label(self.game, todo[0])))
             tracker = TierProgress(bar, self.game)
             for position, tier in enumerate(self.order):
                 if tier in skip:

@@ -234,7 +234,7 @@ def _stream(fd: int, out: str, table_stat: os.stat_result | None, option: str = 
     return Target("stream", None, fd)
 
 
-def write_whole(out: str, text: str, table_path: str | None = None, option: str = "--out") -> None:
+def write_output(out: str, text: str, table_path: str | None = None, option: str = "--out") -> None:
     """Write `text` to `out` as export writes its rows (a file whole or not at all, a pipe or
     device through, - standard output), never over the table being read."""
     with _Stop() as stop:

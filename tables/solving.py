@@ -20,7 +20,7 @@ from ..solver.contract import Game
 from ..solver.errors import BadParameters
 from ..solver.games import GAMES, make_game
 from ..solver.search import DEFAULT_MAX_POSITIONS
-from ..solver.tiers import IN_PROCESS, Progress, bar_name, default_threads, last_solved, no_progress
+from ..solver.tiers import IN_PROCESS, Progress, tier_label, default_threads, last_solved, no_progress
 from .directory import tables_directory
 from .layout import layout_of
 from .store import TableWriter, check_same_table, open_table
@@ -253,4 +253,4 @@ def interrupted_text(game: Game, writer: TableWriter, path: str, how: str = "int
     if last is None:
         return f"{how} before the first tier was stored; {path} resumes from the start"
     return (f"{how}; {path} keeps {len(kept)} of {len(order)} tiers (up to "
-            f"{bar_name(game, last)}): run the same command again to resume")
+            f"{tier_label(game, last)}): run the same command again to resume")

@@ -47,7 +47,7 @@ from .format import (TableChanged, FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES, 
                      decode_block, decode_value, encode_block, encode_value, identity, keys_context,
                      keys_key, load_json, long_context, long_key, open_json, seal_json,
                      stored_size_bound, summary_context, tier_key, KEYS_MAGIC, LONG_MAGIC)
-from ..solver.tiers import last_solved
+from ..solver.tiers import last_solved, tier_label
 from ..solver.values import NO_LONG, long_table_problem, widen
 
 __all__ = ["Table", "TableWriter", "open_table", "TableBusy"]
@@ -68,10 +68,12 @@ _sqlitedict_log.addHandler(logging.NullHandler())
 _sqlitedict_log.propagate = False
 
 
-def _version() -> str:
+def software_version() -> str:
+    """The installed sowsolve's version (tables record the software that wrote them; the
+    command line's --version prints it)."""
     try:
         return _metadata.version("sowsolve")
-    except _metadata.PackageNotFoundError:  # pragma: no cover
+    except _metadata.PackageNotFoundError:  # pragma: no cover - only without an install
         return "unknown"
 
 
@@ -897,7 +899,7 @@ class TableWriter(_TableFile):
             "block_records": layout.block_records,
             "indexing": layout.name,
             "solved_tiers": [], "finished": False,
-            "software": {"sowsolve": _version()},
+            "software": {"sowsolve": software_version()},
             "created": _now(),
             **limit,
         }
@@ -1026,11 +1028,7 @@ class TableWriter(_TableFile):
         last = last_solved(self.tier_order(), self.meta["solved_tiers"])
         if last is None:
             return "the table keeps no solved tier yet"
-        return f"the table keeps tiers up to {self._tier_label(last)}"
-
-    def _tier_label(self, tier: int) -> str:
-        name = self.game.tier_name(tier)
-        return str(tier) if name == str(tier) else f"{tier} ({name})"
+        return f"the table keeps tiers up to {tier_label(self.game, last)}"
 
     # --- TierStore ---------------------------------------------------------------------
     def finished_tiers(self) -> set[int]:
@@ -1049,9 +1047,9 @@ class TableWriter(_TableFile):
         except TableIOError as exc:
             self._restore(before)
             if isinstance(exc, DiskFull):
-                raise _disk_full(f"disk full while writing tier {self._tier_label(tier)} "
+                raise _disk_full(f"disk full while writing {tier_label(self.game, tier)} "
                                f"of {self.path}; {self._kept()} and resumes when there is space") from None
-            raise TableIOError(f"{exc}, while writing tier {self._tier_label(tier)}; "
+            raise TableIOError(f"{exc}, while writing {tier_label(self.game, tier)}; "
                                f"{self._kept()} and resumes when it can be written") from None
         except BaseException:
             self._restore(before)

@@ -331,7 +331,7 @@ def solve_disk_full(tmp_path, refs):
         code, _, err = cli("solve", *DIFFUSION_4_2, "--table", table, "--allow-large")
         line = said(code, err, 1, f"disk full while writing tier ")
         kept = solved_prefix(table, "diffusion", cols=4, stones=2)
-        assert kept and line.endswith(f"of {table}; the table keeps tiers up to {kept[-1]} and "
+        assert kept and line.endswith(f"of {table}; the table keeps tiers up to tier {kept[-1]} and "
                                       f"resumes when there is space"), line
         disk.grow("4m")
         assert cli("solve", *DIFFUSION_4_2, "--table", table)[0] == 0

@@ -5,7 +5,7 @@ tier numbers rise along the order.  A game whose tiers run 30, 10, 20 is stopped
 in that order."""
 import numpy as np
 
-from sowsolve.cli.app import _interrupted
+from sowsolve.tables.solving import interrupted_text as _interrupted
 from sowsolve.solver.games import make_game
 from sowsolve.solver.tiers import last_solved, solve_tiers_with
 from sowsolve.solver.values import LOSS, WIN_LOSS
@@ -99,9 +99,9 @@ def test_a_table_marks_and_reports_its_tiers_in_solving_order(tmp_path, monkeypa
         first, second = backwards[0], backwards[1]
         writer.meta["solved_tiers"] = [first]
         writer._solved = {first}
-        assert writer._kept() == f"the table keeps tiers up to {first}"
+        assert writer._kept() == f"the table keeps tiers up to tier {first}"
         records = np.full(game.tier_size(second), LOSS, dtype=np.uint16)
         monkeypatch.setattr(writer, "_commit_meta", lambda: None)   # the list is the point here
         writer._save_tier(second, records, WIN_LOSS.summarize(records), None)
         assert writer.meta["solved_tiers"] == [first, second]
-        assert writer._kept() == f"the table keeps tiers up to {second}"
+        assert writer._kept() == f"the table keeps tiers up to tier {second}"

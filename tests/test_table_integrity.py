@@ -693,7 +693,7 @@ def test_disk_full_during_a_solve_is_one_sentence_and_resumes(tmp_path, tmp_path
         with open_table(path, allow_unfinished=True) as partial:
             kept = partial.solved_tiers
             assert not partial.finished and kept
-            assert f"tiers up to {max(kept)} " in lines[-1]
+            assert f"tiers up to tier {max(kept)} " in lines[-1]
         if mounted:
             subprocess.run(["mount", "-o", "remount,size=8m", str(full)], check=True)
             result = sowsolve(*DISK_FULL_SOLVE, "--table", path, timeout=120)
