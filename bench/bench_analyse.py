@@ -95,7 +95,7 @@ def agreement(name, board, directory, count, seconds, threads, seed, search=None
                         or m["remoteness"] == moves[m["move"]]["remoteness"])
                     exact_right += right
                     proved_labels += bool(m.get("proved"))
-    return {"game": game.describe(), "search": analyser.method,
+    return {"game": game.describe(), "search": analyser.search,
             "table": os.path.basename(paths[0]), "positions": tried,
             "value_kept": kept, "rate": round(kept / tried, 4) if tried else None,
             "by_remoteness": {k: {"kept": v[0], "positions": v[1], "rate": round(v[0] / v[1], 4)}

@@ -59,7 +59,7 @@ class Match:
         self.threads = threads
         self.analyser = Analyser(game, hash_bytes=hash_bytes, weights=weights,
                                  proof_share=proof_share, search=search, exploration=exploration)
-        self.search = self.analyser.method
+        self.search = self.analyser.search
         self.exploration = self.analyser.mcts.exploration if self.analyser.mcts else None
         self.engine = self.analyser.engine
         self.engine_weights = weights or game.evaluation.weights

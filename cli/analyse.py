@@ -61,7 +61,7 @@ class LiveLine:
         if status.phase == "proof":
             text = (f"proof search  {status.nodes:,} positions expanded  {speed / 1e6:.2f} M/s  "
                     f"{status.seconds:.1f} s")
-        elif status.method == "mcts":
+        elif status.search == "mcts":
             text = (f"playouts {status.nodes:,}  {speed / 1e3:.1f} k/s  "
                     f"best {status.best or '-'} {status.value}  {status.seconds:.1f} s")
         else:

@@ -333,8 +333,8 @@ def solve(
                     shared = os.path.dirname(os.path.abspath(path))
                     make_directory(shared, path)
                 clusters.check_shared_dir(client, shared)
-                executor = cluster.enter_context(DaskExecutor(client, shared, path,
-                                                              threads=task_threads))
+                # entered by the solve once it holds the table
+                executor = DaskExecutor(client, shared, path, threads=task_threads)
             # a stderr that cannot take the estimate stops nothing (note)
             solved = solving.solve(g, table=path, threads=threads, executor=executor,
                                    max_stones=max_stones, progress=tier_bar,

@@ -70,7 +70,7 @@ class Status:
     best: str | None
     value: str
     phase: str = "search"      # "proof" while the proof search runs first (nodes: expansions)
-    method: str = "alphabeta"  # "mcts": nodes are playouts, depth 0
+    search: str = "alphabeta"  # "mcts": nodes are playouts, depth 0
 
 
 class Analyser:
@@ -90,7 +90,7 @@ class Analyser:
             raise BadParameters(f"the search must be one of {', '.join(SEARCHES)}, not {str(search)[:20]}")
         if search == "mcts" and game.value_kind is not WIN_LOSS:
             raise BadParameters(f"the Monte Carlo search plays win/loss games, not {game.describe()}")
-        self.method = search
+        self.search = search
         if not 0 <= proof_share < 1:
             raise BadParameters(f"the proof search's share of the budget must be from 0 to below 1, "
                                 f"not {str(proof_share)[:20]}")
@@ -268,7 +268,7 @@ class Analyser:
             playouts, seconds, code, mean, proven = self.mcts.status()
             best = None if code is None else self.game.format_move(self.game.play_move(position, code))
             value = "" if code is None else describe_value(_mcts_value(mean, proven), self.game, self.unit)
-            return Status(0, playouts, seconds, best, value, method="mcts")
+            return Status(0, playouts, seconds, best, value, search="mcts")
         depth, nodes, seconds, code, score, proven = self.engine.status()
         best = None if code is None else self.game.format_move(self.game.play_move(position, code))
         value = "" if score is None else self.value_text(score, proven)

@@ -10,6 +10,7 @@ the estimate -- and writes nothing (`solve --dry-run`).  Nothing here prints: th
 to `on_estimate`, progress to `progress` (a tier bar factory, see solver/tiers.py)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -195,8 +196,13 @@ def solve(game: Game | str, *, table: str | None = None, threads: int | None = N
     if work.estimate is not None and on_estimate is not None:
         on_estimate(work.estimate)
     report = None
+    stack = contextlib.ExitStack()
     try:
         started = time.perf_counter()
+        if not writer.finished and hasattr(executor, "__enter__"):
+            # a cluster's executor sets up its run directory only once this solve holds the
+            # table (a second solve of it is refused by the writer before it touches any of it)
+            executor = stack.enter_context(executor)
         if not writer.finished:
             report = game.solver.solve(game, writer, threads=work.threads, progress=progress,
                                        max_positions=max_positions, executor=executor)
@@ -214,6 +220,7 @@ def solve(game: Game | str, *, table: str | None = None, threads: int | None = N
             raise Terminated(exc.signum, interrupted_text(game, writer, path, "terminated")) from None
         raise
     finally:
+        stack.close()
         writer.close()
     with open_table(path) as t:
         summary = reports.summary(t)

@@ -49,6 +49,7 @@ def random_walk(game, rng, plies):
     return position
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,board", [
     ("diffusion", dict(cols=6, stones=4)), ("diffusion-v2", dict(cols=5, stones=3)),
     ("overflow", dict(size="6x6")), ("overflow", dict(size="3x5")),
@@ -100,6 +101,7 @@ def sampled_positions(table, count, rng):
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BOARDS))
 def test_exact_labels_are_the_table_values(tables, name):
     """The engine, not given the table, on positions the table holds: every value it labels
@@ -178,6 +180,7 @@ def overflow_3x4(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("multipv", [1, 2])
 def test_proved_losses_rank_last_and_never_decide_alone(overflow_3x4, multipv):
     """With the proof first and --multipv: a move the proof shows losing ranks below every
@@ -310,6 +313,7 @@ def test_endgame_table_at_the_leaves(tables, tmp_path):
             assert m["exact"] and m["value"] == truth[m["move"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,board,limit", [
     ("zigzag", dict(cols=6, stones=5), 4), ("zigzag", dict(cols=4, stones=3), 6),
     ("diffusion", dict(cols=4, stones=3), 4)])
@@ -342,6 +346,7 @@ def test_every_leaf_is_its_table_entry(tmp_path, name, board, limit):
         assert checked > 500
 
 
+@pytest.mark.slow
 def test_the_attack_position_is_exact_and_right(tmp_path):
     """A position found by an attack: with the 4-seed endgame table at the leaves, every value
     labelled exact is the 7-seed table's (it once printed +5 where the truth is +3)."""
@@ -382,6 +387,7 @@ def run_cli(*args, env=None, **kw):
     (["--hash", "15T"], "more than the"),
     (["--hash", "100K"], "--hash must be at least 1M"),
 ])
+@pytest.mark.slow
 def test_bad_budgets_are_one_sentence(tmp_path, args, fragment):
     done = run_cli("analyse", "555555/555555 p - -", *args, env={"SOWSOLVE_TABLES": str(tmp_path)})
     assert done.returncode == 2, done.stderr
@@ -389,6 +395,7 @@ def test_bad_budgets_are_one_sentence(tmp_path, args, fragment):
     assert len(done.stderr.strip().splitlines()) == 1 and not done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", ["hello", "55555/555555 p - -", "444444/444444 A B", ""])
 def test_bad_positions_are_one_sentence(tmp_path, text):
     done = run_cli("analyse", text, "--nodes", "10", env={"SOWSOLVE_TABLES": str(tmp_path)})
@@ -412,6 +419,7 @@ def test_multipv_values_come_from_valued_moves(tmp_path):
     assert result["line"][0] in result["best"]
 
 
+@pytest.mark.slow
 def test_sigterm_is_one_sentence_and_143(tmp_path):
     env = dict(os.environ, SOWSOLVE_TABLES=str(tmp_path))
     proc = subprocess.Popen(SOWSOLVE + ["analyse", "555555/555555 p - -", "--time", "60"],
@@ -423,6 +431,7 @@ def test_sigterm_is_one_sentence_and_143(tmp_path):
     assert err.strip().splitlines()[-1] == "sowsolve: terminated" and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_text_that_fits_two_boards_names_neither(tmp_path):
     """As `query`: with tables of two boards that both accept the text, analyse refuses."""
     solve_to(tmp_path / "diffusion-cols4-stones2.sqlite", "diffusion", cols=4, stones=2)
@@ -440,6 +449,7 @@ def test_a_final_position_reads_cleanly(tmp_path):
     assert "(," not in done.stdout and "(2 threads)" in done.stdout or "(1 thread)" in done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", ["555555/555555 p - -", "1111/1111/1111/1111 L"])
 def test_deterministic_with_one_thread_and_a_seed(tmp_path, text):
     def once():
@@ -460,6 +470,7 @@ def test_deterministic_with_one_thread_and_a_seed(tmp_path, text):
     assert spent >= 40000 and not first["exact"]
 
 
+@pytest.mark.slow
 def test_ctrl_c_prints_the_best_so_far(tmp_path):
     proc = subprocess.Popen([*SOWSOLVE, "analyse",
                              "111111/111111/111111/111111/111111/111111 L", "--time", "60",
@@ -531,7 +542,7 @@ def test_monte_carlo_labels_are_the_table_values(overflow_3x4, proof_share):
     with open_table(overflow_3x4) as table:
         game = table.game
         analyser = Analyser(game, hash_bytes=1 << 24, proof_share=proof_share)
-        assert analyser.method == "mcts"
+        assert analyser.search == "mcts"
         settled = estimated = 0
         for position in sampled_positions(table, 40, rng):
             if not game.legal_moves(position) or game.outcome(position) is not None:
@@ -607,5 +618,5 @@ def test_monte_carlo_answers_read_as_estimates(capsys):
     assert re.search(r"estimate, [\d,]+ playouts", text) and "Monte Carlo, 3,0" in text and "(estimate, in expected result" in text
     line = LiveLine()
     line.shown = True
-    line(Status(0, 12345, 0.5, "a1-b2", "~+0.20", method="mcts"))
+    line(Status(0, 12345, 0.5, "a1-b2", "~+0.20", search="mcts"))
     assert "playouts 12,345" in capsys.readouterr().err

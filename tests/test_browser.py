@@ -22,10 +22,10 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 IMAGES = pathlib.Path(__file__).parent.parent / "docs" / "images"
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     CHROMIUM is None or DRIVER is None,
     reason="no Chromium with chromedriver here (Debian: apt-get install chromium chromium-driver, "
-           "which .ci/run does); the browser test is skipped")
+           "which .ci/run does); the browser test is skipped")]
 
 
 def free_port() -> int:

@@ -17,6 +17,9 @@ from sowsolve.cli.app import app
 from sowsolve.tables import report as reports, verify
 from sowsolve.tables.store import open_table
 
+#: the whole module is left out of `pytest -m "not slow"` (processes, clusters, long solves)
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 COMMANDS = sorted(typer.main.get_command(app).commands)
 SCRIPT = pathlib.Path(sys.executable).parent / "sowsolve"

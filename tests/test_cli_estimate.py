@@ -43,6 +43,7 @@ def dry_run(tmp_path, *args):
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, cols, stones", [("diffusion", 4, 2), ("diffusion-v2", 3, 5),
                                                 ("diffusion", 6, 4), ("diffusion", 8, 5)])
 def test_diffusion_estimate_counts_every_board(tmp_path, name, cols, stones):

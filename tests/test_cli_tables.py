@@ -239,6 +239,7 @@ def test_export_finds_the_table_of_a_game(in_tables, tmp_path):
     assert "zigzag-cols4-stones1.sqlite" in line and not (tmp_path / "y.csv").exists()
 
 
+@pytest.mark.slow
 def test_what_is_named_like_a_table_but_is_no_file_is_listed_and_never_opened(tmp_path, monkeypatch):
     """A FIFO, a link to a device, a directory and a dangling link, each named like a table:
     listed with what is wrong with them (no FIFO is opened, so nothing waits for a writer);

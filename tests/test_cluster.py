@@ -22,6 +22,9 @@ from sowsolve.solver.tiers import no_progress
 from sowsolve.tables import open_table
 from sowsolve.tables.store import TableWriter
 
+#: the whole module is left out of `pytest -m "not slow"` (processes, clusters, long solves)
+pytestmark = pytest.mark.slow
+
 distributed = pytest.importorskip("distributed")
 
 SOWSOLVE = os.path.join(os.path.dirname(sys.executable), "sowsolve")

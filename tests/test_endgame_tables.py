@@ -74,6 +74,7 @@ def test_a_search_makes_no_endgame_table():
         KeyedLayout().new_tiers(make_game("overflow", size="3x3"), 4)
 
 
+@pytest.mark.slow
 def test_the_standard_zigzag_board_up_to_5_seeds_equals_a_brute_force(tmp_path):
     """Zig Zag's standard board (2x6, 5 seeds per pit) with at most 5 seeds on the board (and
     so at most 4), every position, against the brute force written from the rule text."""

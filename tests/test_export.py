@@ -22,6 +22,9 @@ from sowsolve.cli.app import app
 from sowsolve.tables.export import TEMP_PREFIX
 from sowsolve.tables.store import open_table
 
+#: the whole module is left out of `pytest -m "not slow"` (processes, clusters, long solves)
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 
 

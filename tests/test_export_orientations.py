@@ -8,6 +8,10 @@ from typer.testing import CliRunner
 from conftest import solve_to
 from sowsolve.cli.app import app
 from sowsolve.tables.store import open_table
+import pytest
+
+#: the whole module is left out of `pytest -m "not slow"` (processes, clusters, long solves)
+pytestmark = pytest.mark.slow
 
 
 def test_every_orientation_writes_each_class_whole(tmp_path):

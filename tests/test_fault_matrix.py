@@ -36,6 +36,9 @@ from sowsolve.cli.app import app
 from sowsolve.solver.games import make_game
 from sowsolve.tables.store import open_table
 
+#: the whole module is left out of `pytest -m "not slow"` (processes, clusters, long solves)
+pytestmark = pytest.mark.slow
+
 LIVENESS = 60               # seconds a child may take to reach its pause or to end
 DIFFUSION_4_2 = ["diffusion", "--cols", "4", "--stones", "2"]
 DIFFUSION_4_1 = ["diffusion", "--cols", "4", "--stones", "1"]
@@ -46,6 +49,7 @@ LACKED = "201/111/111 L"    # a 3x3 Overflow position the table lacks: serve sea
 # noted: the export takes note of signals while it reads and acts on them after the block).
 CHILD = r'''
 import os, sys, time
+
 point, ready, go = os.environ["FAULT_PAUSE"].split("|")
 noted = []
 
@@ -104,6 +108,7 @@ elif point == "search":                 # serve: a search kernel counting, its s
         return real(kernel, positions)
     search.run_stoppable = run_stoppable
 from sowsolve.cli.entry import main
+
 main()
 '''
 

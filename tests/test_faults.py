@@ -21,6 +21,9 @@ from sowsolve.solver.games import make_game
 from sowsolve.tables.format import CorruptTable, ForeignTable, decode_block, identity
 from sowsolve.tables.store import open_table
 
+#: the whole module is left out of `pytest -m "not slow"` (processes, clusters, long solves)
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 IDENTITY_2X4_K2 = identity("diffusion", {"cols": 4, "stones": 2})   # table_2x4_k2's
 

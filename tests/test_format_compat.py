@@ -105,6 +105,7 @@ def test_a_version_2_table_resumed_keeps_writing_version_2(tmp_path):
             assert np.array_equal(old.tier_records(tier), new.tier_records(tier)), tier
 
 
+@pytest.mark.slow
 def test_a_table_of_1m_record_blocks_reads_checks_and_resumes_as_written(tmp_path, monkeypatch):
     """The first version-3 tables were written in blocks of 2^20 records; tables are now written
     in blocks of 2^17.  Diffusion 2x6 k=1 has a tier of 1,203,632 positions, so both sizes cut it

@@ -7,6 +7,9 @@ from conftest import solve_to
 from sowsolve.tables import open_table
 from sowsolve.tables.verify import check_table
 
+#: the whole module is left out of `pytest -m "not slow"` (processes, clusters, long solves)
+pytestmark = pytest.mark.slow
+
 BOARDS = [("diffusion", 4, 1), ("diffusion-v2", 4, 1), ("diffusion", 4, 2), ("diffusion-v2", 4, 2),
           ("diffusion", 6, 1), ("diffusion-v2", 6, 1),
           pytest.param("diffusion-v2", 5, 2, id="diffusion-v2-2x5-k2 (12.4M positions)")]

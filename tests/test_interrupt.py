@@ -26,6 +26,9 @@ from sowsolve.solver.games import make_game
 from sowsolve.solver.values import NO_LONG, MarginTier
 from sowsolve.tables.store import open_table
 
+#: the whole module is left out of `pytest -m "not slow"` (processes, clusters, long solves)
+pytestmark = pytest.mark.slow
+
 STARTUP_CPU = 1.5        # seconds of CPU time; importing and starting the CLI takes about 0.5
 LIVENESS = 10            # seconds a command may take to end after SIGINT
 

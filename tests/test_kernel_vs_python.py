@@ -22,6 +22,7 @@ def positions(draw):
     return game, Position(tuple(board), draw(st.sampled_from("AB")))
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(positions())
 def test_kernel_moves_equal_reference_moves(case):
@@ -43,6 +44,7 @@ def test_rank_unrank_round_trip(case):
     assert position in game.images(stored)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(positions())
 def test_kernel_children_are_the_located_reference_children(case):

@@ -103,6 +103,7 @@ def walks(draw):
     return game, p
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(walks())
 def test_kernel_moves_equal_reference_moves(case):
@@ -175,6 +176,7 @@ def _plain_minimax(game):
     return value
 
 
+@pytest.mark.slow
 def test_3x3_solve_equals_plain_minimax(tmp_path):
     from conftest import solve_to
     game = solve_to(tmp_path / "o.sqlite", "overflow", size="3x3")
@@ -206,6 +208,7 @@ def test_search_answers_positions_beyond_the_table():
     assert ({1: "loss", 3: "win"}[record & 3], record >> 2) == minimax(position)
 
 
+@pytest.mark.slow
 def test_overflow_through_the_commands(tmp_path):
     import csv
     import json

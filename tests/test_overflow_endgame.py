@@ -67,6 +67,7 @@ def test_each_tier_holds_every_one_group_position_once():
             {t: expected.get(t, 0) for t in game.tiers() if game.tier_stones(t) == d}
 
 
+@pytest.mark.slow
 def test_every_move_lowers_discs_then_occupied_cells():
     """The tiers are closed under play: by the Python rules, every move of every position of
     3x3 with up to 7 discs lowers (discs, occupied cells) lexicographically."""
@@ -111,6 +112,7 @@ def test_3x3_endgame_table_of_every_disc_agrees_with_the_full_table(tmp_path):
     assert agree(tmp_path / "e.sqlite", tmp_path / "f.sqlite") == 6_742    # README: reachable
 
 
+@pytest.mark.slow
 def test_3x4_endgame_table_agrees_with_the_full_table(tmp_path):
     solve_endgame(tmp_path / "e.sqlite", "3x4", 8)
     solve_to(tmp_path / "f.sqlite", "overflow", size="3x4")
@@ -218,6 +220,7 @@ def leaves_3x4(tmp_path_factory):
     return directory, proof, json.loads(proved.stdout), json.loads(alone.stdout)
 
 
+@pytest.mark.slow
 def test_a_proof_with_table_leaves_proves_what_the_search_alone_proves(leaves_3x4):
     directory, proof, proved, alone = leaves_3x4
     assert proved["value"] == alone["value"] == "win"

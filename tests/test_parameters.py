@@ -71,6 +71,7 @@ def test_the_declared_defaults_are_the_standard_board(name):
     assert make_game(name, **board).parameters() == board
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, parameter", declarations(), ids=lambda x: getattr(x, "name", x))
 def test_the_edges_of_each_declared_range(name, parameter):
     allowed, refused = edges(parameter)

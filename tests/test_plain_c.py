@@ -11,6 +11,9 @@ import pytest
 from sowsolve.tables.store import open_table
 from conftest import documentation
 
+#: the whole module is left out of `pytest -m "not slow"` (processes, clusters, long solves)
+pytestmark = pytest.mark.slow
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -30,6 +30,7 @@ def table_3x4(tmp_path_factory):
     return game, path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", ["3x3", "3x4", "4x3"])
 def test_the_start_is_proved_as_the_table_says(tmp_path, size):
     game = solve_to(tmp_path / "o.sqlite", "overflow", size=size)
@@ -52,6 +53,7 @@ def sampled_positions(table, rng, per_tier):
             yield table.stored_positions(tier, index, index + 1)[0]
 
 
+@pytest.mark.slow
 def test_sampled_positions_are_proved_as_the_table_says(table_3x4):
     game, path = table_3x4
     checked = 0
@@ -252,6 +254,7 @@ def test_a_proof_with_bytes_after_its_positions_or_a_count_its_bytes_cannot_hold
         assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_prove_refuses_bad_input_in_one_sentence(tmp_path):
     for args, words in [(["overflow", "--size", "3x3", "--memory", "lots"], "--memory must be a size"),
                         (["overflow", "--size", "3x3", "--memory", "1K"], "too small"),
@@ -296,6 +299,7 @@ def test_a_stopped_search_goes_on_from_its_checkpoint(tmp_path, table_3x4):
     assert result.exit_code == 2 and "not a checkpoint" in result.stderr, result.output
 
 
+@pytest.mark.slow
 def test_a_checkpoint_is_written_and_read_a_slice_at_a_time(tmp_path, monkeypatch):
     """Saved and restored in slices of a few hundred slots, a checkpoint holds exactly the
     table's entries in use and the positions expanded; cut short, it is refused in one
@@ -423,6 +427,7 @@ def test_the_hints_that_come_with_an_expansion_are_the_children_s_own(table_3x4)
     assert finals > 0
 
 
+@pytest.mark.slow
 def test_a_forged_checkpoint_never_gives_a_value(tmp_path):
     """A checkpoint whose entries call every position on the way a loss (a valid file, values
     made up) is refused after the search: the value stands only on a proof that ends in the
@@ -546,6 +551,7 @@ def test_the_readme_growth_figures_are_the_measured_ones():
     assert float(found[9]) == round((unfinished["nodes"] / nodes["4x4"]) ** 0.25, 1)
 
 
+@pytest.mark.slow
 def test_a_board_and_its_transpose_are_one_game():
     """Positions of 3x4 and the same heights with files made ranks on 4x3 (the README's ground
     for one proof settling 4x5 and 5x4) have the same value, by the proof search, and the same
@@ -567,6 +573,7 @@ def test_a_board_and_its_transpose_are_one_game():
             assert proofs.prove(tall, turned, MEMORY)[0].value == proofs.prove(wide, position, MEMORY)[0].value
 
 
+@pytest.mark.slow
 def test_query_proves_a_position_the_table_lacks_within_its_budget(table_3x4):
     """A position the 3x4 table does not hold (not reachable from the start): with --max-nodes
     the proof search answers it -- the value and the moves it proved, which a whole search from

@@ -32,6 +32,7 @@ def tier_digests(name: str, cols: int, stones: int, sweep_from: int) -> dict[str
     return digests
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,cols,stones", BOARDS)
 @pytest.mark.parametrize("way", ["swept", "walked"])
 def test_every_tier_s_records_equal_the_previous_version_s(name, cols, stones, way):

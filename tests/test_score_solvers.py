@@ -51,6 +51,7 @@ def solved_by_both(game, tier, lower):
     return reference
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cols,stones", [(2, 2), (2, 3), (4, 1)])
 def test_the_compact_solver_equals_the_reference_on_every_tier(cols, stones):
     game = make_game("zigzag", cols=cols, stones=stones)
@@ -69,6 +70,7 @@ def test_the_compact_solver_equals_the_reference_on_every_tier(cols, stones):
     assert long > 0             # the solvers wrote long tables, not only read them
 
 
+@pytest.mark.slow
 def test_the_compact_solver_equals_the_reference_on_solved_lower_tiers():
     """The same with the true lower records (the solve itself), 2x4 with 2 seeds per pit."""
     game = make_game("zigzag", cols=4, stones=2)
@@ -82,6 +84,7 @@ def test_the_compact_solver_equals_the_reference_on_solved_lower_tiers():
     assert len(solved) == len(game.tiers())
 
 
+@pytest.mark.slow
 def test_two_threads_give_the_records_of_one_on_a_tier_of_a_million_positions():
     """Small tiers finish before two threads meet; on 1.5 M positions (the top tier of 2x4 with
     2 seeds per pit, lower tiers random) both threads sweep at once, each with its own move

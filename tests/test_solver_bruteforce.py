@@ -46,6 +46,7 @@ def brute_force(cols: int, variant: int):
     return value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, cols, stones", [
     ("diffusion", 2, 1), ("diffusion", 2, 2), ("diffusion", 2, 3),
     ("diffusion-v2", 2, 1), ("diffusion-v2", 2, 2), ("diffusion-v2", 2, 3),

@@ -12,6 +12,9 @@ from sowsolve.solver.retrograde import RetrogradeWorker, solve_tiers
 from sowsolve.solver.tiers import solve_tiers_with
 from sowsolve.tables.store import TableWriter, open_table
 
+#: the whole module is left out of `pytest -m "not slow"` (processes, clusters, long solves)
+pytestmark = pytest.mark.slow
+
 
 class RecordingWriter(TableWriter):
     """Notes the thread and the moment each tier is stored; the store takes its time."""

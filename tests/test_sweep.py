@@ -17,6 +17,7 @@ NAMES = {1: "diffusion", 2: "diffusion-v2"}
 BOARDS = [(1, 2), (1, 4), (1, 6), (1, 8), (2, 2), (2, 3), (2, 5), (2, 7)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant,cols", BOARDS)
 def test_the_potential_falls_along_every_move_of_the_python_rules(variant, cols):
     game = make_game(NAMES[variant], cols=cols, stones=5)
@@ -31,6 +32,7 @@ def test_the_potential_falls_along_every_move_of_the_python_rules(variant, cols)
                 assert sum(w * s for w, s in zip(weights, after)) < before, (board, pit)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant,cols", BOARDS)
 def test_the_level_of_a_stored_position_is_its_potential(variant, cols):
     game = make_game(NAMES[variant], cols=cols, stones=3)

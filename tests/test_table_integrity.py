@@ -30,6 +30,9 @@ from sowsolve.tables.format import (CorruptTable, ForeignTable, OutdatedTable, T
                                     TableClosed, TableError, TableMismatch)
 from sowsolve.tables.store import TableWriter, open_table
 
+#: the whole module is left out of `pytest -m "not slow"` (processes, clusters, long solves)
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 
 

@@ -33,6 +33,7 @@ def positions_with_final_children(game, rng, wanted):
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,board", BOARDS)
 def test_a_move_that_ends_the_game_is_scored_by_the_rules(name, board):
     """Every root move is tried; one whose child is final always scores the same, so its mean
@@ -65,6 +66,7 @@ def test_a_move_that_ends_the_game_is_scored_by_the_rules(name, board):
     assert checked >= 3
 
 
+@pytest.mark.slow
 def test_a_winning_move_is_found():
     """Overflow 3x3 positions with a move that wins at once: the most visited move wins too
     (4,000 playouts; the reward of a won child is 1 every time, of any other below)."""
@@ -123,6 +125,7 @@ def test_a_state_of_another_size_is_refused():
         uct.choose(object(), game.play_state(game.initial()), playouts=5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,board", [("overflow", dict(size="3x3")), ("overflow", dict(size="6x6")),
                                         ("diffusion", dict(cols=4, stones=2)),
                                         ("diffusion", dict(cols=6, stones=4))])
@@ -146,6 +149,7 @@ def test_a_moves_gain_is_the_end_it_makes_by_the_rules(name, board):
     assert ends[1] and ends[0]
 
 
+@pytest.mark.slow
 def test_the_solvers_proofs_are_the_tables_values(tmp_path):
     """With the solver on Overflow 3x3: every move it marks proven is what the solved table
     says (+1 the mover wins, -1 it loses), and where a move wins at once the move it plays

@@ -121,6 +121,7 @@ def plain_perft(game, position, depth: int) -> list[int]:
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, entry", entries("perft"))
 def test_perft_vectors(name, entry):
     game = make_game(name, **entry["parameters"])
@@ -163,6 +164,7 @@ def solved_table(tmp_path_factory):
     return solve
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, entry", [p for p in entries("solved") if p.values[1]["solve_in_tests"]])
 def test_solved_vectors_equal_a_solve(name, entry, solved_table):
     game = make_game(name, **entry["parameters"])
@@ -185,6 +187,7 @@ def test_solved_vectors_equal_a_solve(name, entry, solved_table):
 
 # --- the contract self-check of every game --------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, entry", entries("check"))
 def test_contract_check_passes(name, entry):
     report = sowsolve("check", name, *options(entry["parameters"]), "--json")

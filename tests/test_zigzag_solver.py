@@ -73,6 +73,7 @@ def brute_force_margins(game, max_seeds=None):
     return values
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stones", [1, 2, 3])
 def test_2x2_margins_equal_brute_force(tmp_path, stones):
     game = solve_to(tmp_path / "z.sqlite", "zigzag", cols=2, stones=stones)
@@ -100,6 +101,7 @@ def plies(rem):
     return float("inf") if rem is None else rem
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cols, stones", [(2, 1), (2, 2), (2, 3), (4, 1)])
 def test_margins_and_remoteness_are_consistent_with_the_moves(tmp_path, cols, stones):
     game = solve_to(tmp_path / "z.sqlite", "zigzag", cols=cols, stones=stones)

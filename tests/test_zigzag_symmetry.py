@@ -86,6 +86,7 @@ def test_the_turn_is_the_half_turn_of_the_board():
     assert [game.pit_names[game.turned_move(m)] for m in range(12)] == list("fedcbaFEDCBA")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stones", [1, 2, 3])
 def test_every_2x2_position_is_symmetric(stones):
     game = make_game("zigzag", cols=2, stones=stones)
@@ -117,6 +118,7 @@ def random_positions(game, rng, count):
                        rng.choice([None, "P", "p"]))
 
 
+@pytest.mark.slow
 def test_a_sample_of_2x6_positions_is_symmetric():
     game = make_game("zigzag", cols=6, stones=5)
     rng = random.Random(20070)
