@@ -9,12 +9,13 @@ parses its options, calls these and renders what they return.
         tables.probe("2222/2222 A")                # Value(value='win', remoteness=45)
         tables.get("2222/2222 Q")                  # None: get never raises for a position
     sowsolve.analyse("555555/555555 p - -", sowsolve.make_game("zigzag"), seconds=1)
+    sowsolve.prove(sowsolve.make_game("overflow", size="3x4"))["value"]   # 'win' 
 
 Errors subclass built-in ones (BadPosition and BadParameters are ValueErrors, TableMissing a
 FileNotFoundError, NotInTable a LookupError), each one sentence quoting the bad input."""
 from .solver.errors import BadMove, BadParameters, BadPosition
 from .solver.games import GAMES, make_game
-from .solver.proof import prove
+from .tables.proving import prove
 from .tables.analysis import Analyser, analyse
 from .tables.format import BeyondTable, NotInTable, TableError, TableMissing
 from .tables.locate import Tables, open_tables

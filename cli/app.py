@@ -26,9 +26,9 @@ from ..solver import proof as proofs, proofcluster as proofclusters
 from ..tables.format import BeyondTable, ForeignTable, TableError, TableMismatch, TableMissing
 from ..tables import locate
 from ..tables.store import make_directory, open_table, software_version
-from ..tables import query as queries, report as reports, solving, verify
+from ..tables import proving, query as queries, report as reports, solving, verify
 from ..tables.solving import MAX_SEARCH, check_max_positions, check_threads
-from ..tables.leaves import CitedLeaves, leaves_of
+from ..tables.leaves import leaves_of
 from ..tables.export import (OutputError, StdoutClosed, Terminated, _silence_stdout,
                               export as export_table)
 from . import cluster as clusters, render
@@ -752,87 +752,20 @@ def prove(
             raise BadParameters(f"{g.describe()} is solved whole by `sowsolve solve`; the proof "
                                 f"search is for games solved by search (Overflow)")
         pos = g.initial() if position is None else locate.parse_for_game(g, position)
-        for output, option in ((proof, "--proof"), (checkpoint, "--checkpoint")):
-            if output is not None:
-                proofs.check_output(output, option)
-        if proof is not None and checkpoint is not None and os.path.realpath(proof) == os.path.realpath(checkpoint):
-            raise BadParameters("--proof and --checkpoint name the same file")
-        table_path = endgame_table(g, tables, required=tables is not None)
-        leaves = None if table_path is None else leaves_of(g, table_path)
+        options = dict(memory=size, threads=threads, max_nodes=max_nodes, checkpoint=checkpoint,
+                       tables=tables, proof=proof, progress=tier_bar, job_nodes=job_nodes)
         with stop_on_terminate():
             if on_cluster:
                 with clusters.client_for(workers, scheduler, scheduler_file) as client:
-                    source = None
-                    if leaves is not None:
-                        source = CitedLeaves(g.name, tuple(sorted(g.parameters().items())),
-                                             os.path.abspath(table_path),
-                                             tuple(sorted(leaves.citation.items())))
-                        clusters.check_seen(client, source.path, "the endgame table")
-                    cluster_info = {"workers": len(client.scheduler_info().get("workers", {})),
-                                    "job_nodes": job_nodes}
-                    result, expanded = proofclusters.prove_on_cluster(
-                        client, g, pos, proofs.memory_entries(size), leaves=leaves,
-                        leaves_source=source, job_nodes=job_nodes, max_nodes=max_nodes,
-                        checkpoint=checkpoint, progress=tier_bar)
-                threads = None
+                    report = proving.prove(g, pos, client=client, **options)
             else:
-                result, prover = proofs.prove(g, pos, size, tier_bar, max_nodes, checkpoint,
-                                              threads=threads, leaves=leaves)
-                expanded = prover.nodes
-                if result is not None and proof is not None and not result.winner_choices:
-                    choices = proofs.extract(prover, g.key(pos)[1], result.value, max_nodes)
-                    if choices is None:     # writing the proof would take more than --max-nodes
-                        result = None
-                    else:
-                        result.winner_choices = choices
-                    expanded = prover.nodes
-        if result is None:
+                report = proving.prove(g, pos, **options)
+        if not report["proved"]:
             if as_json:     # a script still learns how far the search went
-                emit_json({"game": g.name, "description": g.describe(), "parameters": g.parameters(),
-                           "position": g.format_position(pos), "proved": False,
-                           "nodes": expanded, "max_nodes": max_nodes})
-            fail(f"not proved within the budget: {expanded:,} positions expanded "
+                emit_json(report)
+            fail(f"not proved within the budget: {report['nodes']:,} positions expanded "
                  f"(--max-nodes {max_nodes})", 1)
-        report = {"game": g.name, "description": g.describe(), "parameters": g.parameters(),
-                  "position": g.format_position(pos), "proved": True, "value": result.value,
-                  "winning_moves": result.winning_moves, "moves": result.moves,
-                  "nodes": result.nodes, "seconds": result.seconds, "threads": threads,
-                  "table_entries": result.table_entries, "table_bytes": result.table_bytes,
-                  "entries_replaced": result.replaced,
-                  "note": "remoteness is no part of a proof: the moves proved win, not necessarily fastest"}
-        if leaves is not None:
-            report["tables"] = leaves.citation
-        if on_cluster:
-            report["cluster"] = cluster_info
-        if proof is not None:
-            choices = result.winner_choices
-            report["proof"] = {"file": proof, "winner_positions": len(choices),
-                               "bytes": proofs.write_proof(proof, g, pos, result.value, choices,
-                                                           None if leaves is None else leaves.citation)}
         show(report, as_json, render.prove_text)
-
-
-def endgame_table(game, directory: str | None, required: bool = False) -> str | None:
-    """The board's endgame table of most discs in `directory` (None: the tables directory), for
-    the proof search's leaves; None where it holds none (TableMissing when `required`)."""
-    if getattr(GAMES.get(game.name), "endgame", None) is None:
-        if required:
-            raise BadParameters(f"{game.describe()} takes no endgame tables at the leaves of a proof")
-        return None
-    folder = directory if directory is not None else locate.tables_directory()
-    if directory is not None and not os.path.isdir(directory):
-        raise BadParameters(f"--tables {locate.short(directory, 60)} is not a directory")
-    found = []
-    for path in locate.tables_of_board(game, folder):
-        with open_table(path) as t:
-            if t.meta.get("max_stones") is not None:
-                found.append((t.meta["max_stones"], path))
-    if not found:
-        if required:
-            raise TableMissing(f"no endgame table of {game.describe()} in {locate.short(folder, 60)}; "
-                               f"make one with `{locate.solve_command(game)} --max-discs 8`")
-        return None
-    return max(found)[1]
 
 
 def proof_leaves(proof: str, directory: str | None):

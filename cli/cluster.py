@@ -143,17 +143,3 @@ def check_shared_dir(client, shared_dir: str) -> None:
         raise BadParameters(f"{len(blind)} of {len(seen)} Dask workers do not see the shared "
                             f"directory {os.path.abspath(shared_dir)[:200]} (e.g. {blind[0]}): "
                             f"give --shared-dir a directory they all mount at the same path")
-
-
-def check_seen(client, path: str, what: str) -> None:
-    """Every worker sees the file at `path` (an endgame table a proof's workers read);
-    BadParameters otherwise, before any job."""
-    try:
-        seen = client.run(os.path.isfile, path)
-    except Exception:  # noqa: BLE001 - a worker that cannot answer cannot prove either
-        raise BadParameters("the Dask workers do not answer") from None
-    blind = [address for address, ok in seen.items() if not ok]
-    if blind:
-        raise BadParameters(f"{len(blind)} of {len(seen)} Dask workers do not see {what} "
-                            f"{path[:200]} (e.g. {blind[0]}): put it at the same path on every "
-                            f"worker")

@@ -75,3 +75,17 @@ def test_a_directory_of_tables_answers_any_position(tmp_path):
 def test_the_front_names_what_it_offers():
     assert set(sowsolve.__all__) <= set(dir(sowsolve))
     assert issubclass(sowsolve.NotInTable, LookupError) and issubclass(sowsolve.BadPosition, ValueError)
+
+
+def test_prove_as_a_library_call(tmp_path):
+    """The start of 3x3 Overflow is a loss for Light (tests/vectors/overflow.json: loss in 14);
+    a budget too small says so without raising; a proof file is written and checks."""
+    from sowsolve.solver import proof as proofs
+    game = sowsolve.make_game("overflow", size="3x3")
+    report = sowsolve.prove(game, memory=1 << 28, use_tables=False, proof=str(tmp_path / "p"))
+    assert report["proved"] and report["value"] == "loss" and report["winning_moves"] == []
+    assert proofs.verify_file(str(tmp_path / "p"))["value"] == "loss"
+    short = sowsolve.prove(game, "111/111/111 L", memory=1 << 28, max_nodes=5, use_tables=False)
+    assert short["proved"] is False and short["nodes"] >= 5
+    with pytest.raises(sowsolve.BadParameters, match="solved whole"):
+        sowsolve.prove(sowsolve.make_game("zigzag", cols=2, stones=1))
