@@ -20,6 +20,8 @@ from typing import Callable, Iterator, TypeVar
 
 import numpy as np
 
+from ..cext import retrograde as _retrograde, scoresolve as _scoresolve, ttsolve as _ttsolve
+
 def compiled(name: str):
     """The compiled kernel module cext/<name>.pyx (a game's kernel imports its own this way)."""
     try:
@@ -29,9 +31,6 @@ def compiled(name: str):
                           f"`pip install -e .` (needs a C compiler)") from exc
 
 
-_retrograde = compiled("retrograde")
-_scoresolve = compiled("scoresolve")
-_ttsolve = compiled("ttsolve")
 
 T = TypeVar("T")
 

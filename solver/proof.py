@@ -29,6 +29,7 @@ import zstandard
 
 from .contract import Game
 from .errors import BadParameters, quote
+from ..cext import proofcheck as _proofcheck, proofsearch as _proofsearch
 from .kernels import bar_advancer, compiled, observing, run_stoppable
 from .tiers import Progress, no_progress
 from .values import Value
@@ -46,9 +47,9 @@ CHECKPOINT_SECONDS = 120
 #: the checkpoint is saved every CHECKPOINT_SECONDS, or this many times as long as the last
 #: save took if that is longer
 SAVE_SHARE = 10
-ENTRY_BYTES = compiled("proofsearch").ENTRY_BYTES
+ENTRY_BYTES = _proofsearch.ENTRY_BYTES
 #: where proof and disproof numbers saturate (a proved or disproved position)
-INFINITY = compiled("proofsearch").INFINITY
+INFINITY = _proofsearch.INFINITY
 
 
 class BadProof(ValueError):
@@ -168,7 +169,7 @@ def prover_for(game: Game, position, entries: int, leaves: Leaves | None = None)
         raise BadParameters(f"positions of {game.describe()} do not pack into 64 bits: no proof search")
     _, root = game.key(position)
     capsule = kernel.capsule() if leaves is None else leaves.kernel.capsule()
-    return compiled("proofsearch").Prover(capsule, root, entries)
+    return _proofsearch.Prover(capsule, root, entries)
 
 
 def prove(game: Game, position, memory: int, progress: Progress = no_progress,
@@ -625,11 +626,11 @@ def verify_proof(proof: ProofFile, progress: Progress = no_progress, samples: in
     capsule = game.kernel().capsule() if proof.tables is None else proof.leaves.kernel.capsule()
     with progress(None, "positions verified") as bar:
         with observing(bar_advancer(bar)):
-            checked, code, failed, reached = run_stoppable(lambda words: compiled("proofcheck").check_proof(
+            checked, code, failed, reached = run_stoppable(lambda words: _proofcheck.check_proof(
                 capsule, root, proof.value == "win", proof.keys, proof.chosen, words))
     if code:
         where = game.format_position(game.position_of_key(failed)) if code != 4 else f"{failed:#x}"
-        raise ProofFails(f"{compiled('proofcheck').FAILURES[code]} {quote(where, 60)}")
+        raise ProofFails(f"{_proofcheck.FAILURES[code]} {quote(where, 60)}")
     if not bool(np.all(reached)):
         # a proof as written holds the positions its lines reach, no others: the rest would go
         # unchecked, and dilute the sample replayed with the reference rules

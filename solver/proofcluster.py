@@ -33,7 +33,8 @@ import numpy as np
 
 from .contract import Game
 from .errors import BadParameters, quote
-from .kernels import compiled, run_stoppable
+from ..cext import proofcheck as _proofcheck, proofsearch as _proofsearch
+from .kernels import run_stoppable
 from .proof import (CHECKPOINT_SECONDS, SAVE_SHARE, BadProof, Choices, DamagedProof, Leaves, Proved,
                     ProofFails, _npy_header, _npy_member, checkpoint_lock, write_whole)
 from .tiers import Progress, no_progress
@@ -43,7 +44,7 @@ from .tiers import Progress, no_progress
 JOB_NODES = 1 << 22
 #: jobs in flight per worker: one computing, one waiting, so a worker never idles on the driver
 JOBS_PER_WORKER = 2
-INFINITY = compiled("proofsearch").INFINITY
+INFINITY = _proofsearch.INFINITY
 #: a node's value in the driver's tree and in its checkpoint
 UNKNOWN, LOSS, WIN = -1, 0, 1
 VALUE_NAMES = {WIN: "win", LOSS: "loss"}
@@ -84,7 +85,7 @@ def _prover(job: Job):
         game = make_game(job.game, **dict(job.parameters))
         leaves = None if job.leaves is None else job.leaves()
         capsule = game.kernel().capsule() if leaves is None else leaves.kernel.capsule()
-        prover = compiled("proofsearch").Prover(capsule, job.key, job.entries)
+        prover = _proofsearch.Prover(capsule, job.key, job.entries)
         held = _kept["search"] = (identity, prover, game, leaves)
     return held[1]
 
@@ -451,7 +452,7 @@ def prove_on_cluster(client, game: Game, position, memory_entries: int, *,
                 if game.key(game.play(position, move))[1] in lost:
                     winning.append(game.format_move(move))
         result = Proved(value, winning, len(game.legal_moves(position)), tree.expanded, round(seconds, 3),
-                        memory_entries, memory_entries * compiled("proofsearch").ENTRY_BYTES, 0, choices)
+                        memory_entries, memory_entries * _proofsearch.ENTRY_BYTES, 0, choices)
         return result, tree.expanded
 
 
@@ -572,7 +573,7 @@ def _checked(game: Game, position, tree: Tree, value: str, leaves: Leaves | None
     choices = tree.choices()
     _, root = game.key(position)
     capsule = game.kernel().capsule() if leaves is None else leaves.kernel.capsule()
-    checker = compiled("proofcheck")
+    checker = _proofcheck
     _, code, failed, reached = run_stoppable(lambda words: checker.check_proof(
         capsule, root, value == "win", choices.keys, choices.chosen, words))
     if code:

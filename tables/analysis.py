@@ -19,14 +19,12 @@ from ..solver.contract import Game
 from ..solver.values import WIN_LOSS
 from ..solver.errors import BadParameters
 from ..solver.games import make_game
-from ..solver.kernels import Control, compiled
+from ..cext import engine as _engine, proofsearch as _proofsearch, uct as _uct
+from ..solver.kernels import Control
 from .format import BeyondTable, NotInTable
 from .layout import KeyedLayout
 from .store import Table
 
-_engine = compiled("engine")
-_proofsearch = compiled("proofsearch")
-_uct = compiled("uct")
 
 #: the transposition table's memory when none is given
 DEFAULT_HASH_BYTES = 256 << 20

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from ..contract import Evaluation, Game, Rates
 from ..drawing import Picture, Region, Spot
-from ..kernels import compiled
+from ...cext import diffusion as _diffusion
 from ..errors import BadParameters, BadPosition, quote
 from ..params import Parameter
 from .notation import check_side, grid_of, parse_pit_move, side_is, split_fields, two_row_boards
@@ -225,7 +225,7 @@ class Diffusion(Game):
     def kernel(self):
         if self._kernel is None:
             owner = [0 if o == "A" else 1 for o in self.owner]
-            self._kernel = compiled("diffusion").DiffusionKernel(self.cols, self.variant,
+            self._kernel = _diffusion.DiffusionKernel(self.cols, self.variant,
                                                                  self.max_stones, self.slots, owner)
         return self._kernel
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..contract import Evaluation, Game, Rates
 from ..drawing import Picture, Spot
-from ..kernels import compiled
+from ...cext import overflow as _overflow
 from ..errors import BadMove, BadParameters, BadPosition, quote
 from ..params import GRID, Parameter
 from .notation import check_side, format_grid, grid_of, parse_grid, side_is, split_fields
@@ -303,7 +303,7 @@ class Overflow(Game):
     def board_kernel(self):
         """The board's kernel: moves, packed positions, perft, the play layer."""
         if self._kernel is None:
-            self._kernel = compiled("overflow").OverflowKernel(self.rows, self.cols)
+            self._kernel = _overflow.OverflowKernel(self.rows, self.cols)
         return self._kernel
 
     def kernel(self):
@@ -400,7 +400,7 @@ class OverflowEndgame(Overflow):
     def kernel(self):
         """The endgame tiers' kernel (ranking, `expand` for the tier solver)."""
         if self._tiers_kernel is None:
-            self._tiers_kernel = compiled("overflow").OverflowTiers(self.board_kernel(), self.ncells)
+            self._tiers_kernel = _overflow.OverflowTiers(self.board_kernel(), self.ncells)
         return self._tiers_kernel
 
     def _tier_pair(self, tier: int) -> tuple[int, int]:

@@ -13,14 +13,14 @@ from typing import NamedTuple
 
 from ..contract import Evaluation, Game, Rates
 from ..drawing import Picture, Region, Spot
-from ..kernels import compiled, run_stoppable
+from ...cext import zigzag as _zigzag
+from ..kernels import run_stoppable
 from ..values import MARGIN
 from ..errors import BadMove, BadParameters, BadPosition, quote
 from ..params import Parameter
 from .notation import (check_side, format_grid, grid_of, parse_grid, parse_pit_move, side_is,
                        split_fields, two_row_boards)
 
-_zigzag = compiled("zigzag")
 MAX_COLS = 8
 MAX_STONES = 9
 
