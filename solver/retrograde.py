@@ -20,8 +20,7 @@ import numpy as np
 from .contract import Game
 from .kernels import (SCRATCH_PER_POSITION, SWEEP_LIMIT, SWEEP_MIN_POSITIONS, level_bounds,
                       scratch_for, solve_groups, solve_range, verify_range)
-from .tiers import (IN_PROCESS, Executor, Progress, SolveReport, TierProgress, TierStore, WorkUnit,
-                    default_threads, no_progress, solve_tiers_with)
+from .tiers import TierProgress, WorkUnit, default_threads
 
 #: levels of at least this many positions are split between the parts of a round; runs of
 #: smaller levels are grouped, in order, into units of at least this many, each solved by one
@@ -230,12 +229,3 @@ class RetrogradeVerifier(_KernelTiers):
         self.mismatches[tier] = verify_range(self.capsule, tier, 0, records.size,
                                              self.arrays(window, tier, records), self.threads)
         return records
-
-
-def solve_tiers(game: Game, store: TierStore, threads: int | None = None,
-                progress: Progress = no_progress, executor: Executor = IN_PROCESS) -> SolveReport:
-    """Solve every tier of `game` that `store` does not hold yet (see tiers.solve_tiers_with)."""
-    done = store.finished_tiers()
-    order = store.tier_order() if hasattr(store, "tier_order") else list(game.tiers())
-    worker = RetrogradeWorker(game, threads, [t for t in order if t not in done])
-    return solve_tiers_with(game, store, worker, progress, executor)

@@ -6,12 +6,10 @@ solver kernel turns it into margin records with threshold attractors, on every t
 kernel thread of solver/kernels.py.  The tier manager (solver/tiers.py) does the rest."""
 from __future__ import annotations
 
-import numpy as np
 
 from .contract import Game
 from .kernels import RecordLimit, solve_score_tier
-from .tiers import (IN_PROCESS, Executor, Progress, SolveReport, TierProgress, TierStore,
-                    default_threads, no_progress, solve_tiers_with)
+from .tiers import TierProgress, default_threads
 
 
 class ScoreTierWorker:
@@ -33,8 +31,3 @@ class ScoreTierWorker:
                               f"kept, and an endgame table of at most {stones - 1} stones "
                               f"(--max-stones {stones - 1}) stops before it") from None
         return self.game.value_kind.tier_data(records, long)
-
-
-def solve_score_tiers(game: Game, store: TierStore, progress: Progress = no_progress,
-                      executor: Executor = IN_PROCESS, threads: int | None = None) -> SolveReport:
-    return solve_tiers_with(game, store, ScoreTierWorker(game, threads), progress, executor)

@@ -15,8 +15,6 @@ from typer.testing import CliRunner
 from sowsolve.cli.app import app
 from sowsolve.solver import kernels
 from sowsolve.solver.games import make_game
-from sowsolve.solver.retrograde import solve_tiers
-from sowsolve.solver.score import solve_score_tiers
 from sowsolve.solver.search import SearchLimitReached, solve_by_search
 
 
@@ -88,7 +86,7 @@ def quick_polls(monkeypatch):
 def test_one_bar_follows_a_diffusion_solve_inside_its_tiers(quick_polls):
     game = make_game("diffusion", cols=6, stones=1)
     progress = Recorder()
-    solve_tiers(game, MemoryStore(), threads=2, progress=progress)
+    game.solver.solve(game, MemoryStore(), threads=2, progress=progress)
     (bar,) = progress.bars
     assert bar.closed
     assert bar.total == 2_481_453 == sum(n for _, n in bar.updates)
@@ -102,10 +100,10 @@ def test_one_bar_follows_a_diffusion_solve_inside_its_tiers(quick_polls):
 def test_a_resumed_solve_counts_only_the_tiers_left(quick_polls):
     game = make_game("diffusion", cols=4, stones=2)
     store = MemoryStore()
-    solve_tiers(game, store, threads=2)
+    game.solver.solve(game, store, threads=2)
     del store.tiers[15], store.tiers[16]
     progress = Recorder()
-    solve_tiers(game, store, threads=2, progress=progress)
+    game.solver.solve(game, store, threads=2, progress=progress)
     (bar,) = progress.bars
     assert bar.total == diffusion_boards(8, 15) + diffusion_boards(8, 16)
     assert per_name(bar)[0] == {"tier 15": diffusion_boards(8, 15), "tier 16": diffusion_boards(8, 16)}
@@ -137,7 +135,7 @@ def test_one_bar_follows_a_zigzag_solve(quick_polls):
     game = make_game("zigzag", cols=4, stones=1)
     progress = Recorder()
     store = MemoryStore()
-    solve_score_tiers(game, store, progress)
+    game.solver.solve(game, store, progress=progress)
     (bar,) = progress.bars
     assert bar.closed
     # boards of 0-7 seeds after a capture (P's; p's are stored turned) and of all 8 before one
@@ -181,14 +179,14 @@ def test_a_resumed_zigzag_solve_equals_an_uninterrupted_one():
     """The tiers left after a stop are solved again from the stored ones: the same records."""
     game = make_game("zigzag", cols=4, stones=1)
     whole = MemoryStore()
-    solve_score_tiers(game, whole, threads=2)
+    game.solver.solve(game, whole, threads=2)
     resumed = MemoryStore()
-    solve_score_tiers(game, resumed, threads=1)
+    game.solver.solve(game, resumed, threads=1)
     top = list(game.tiers())[-3:]
     for tier in top:
         del resumed.tiers[tier]
     progress = Recorder()
-    solve_score_tiers(game, resumed, progress, threads=2)
+    game.solver.solve(game, resumed, progress=progress, threads=2)
     (bar,) = progress.bars
     assert bar.total == sum(game.tier_size(t) for t in top)
     assert set(resumed.tiers) == set(whole.tiers) == set(game.tiers())

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sowsolve.solver.games import make_game
-from sowsolve.solver.retrograde import RetrogradeWorker, solve_tiers
+from sowsolve.solver.retrograde import RetrogradeWorker
 from sowsolve.solver.tiers import solve_tiers_with
 from sowsolve.tables.store import TableWriter, open_table
 
@@ -35,7 +35,7 @@ class RecordingWriter(TableWriter):
 def test_tiers_are_stored_in_order_beside_the_next_tiers_work(tmp_path):
     game = make_game("diffusion", cols=4, stones=2)
     writer = RecordingWriter(str(tmp_path / "t.sqlite"), game, pause=0.05)
-    report = solve_tiers(game, writer)
+    report = game.solver.solve(game, writer)
     writer.finish({})
     writer.close()
     tiers = [t for t, *_ in writer.stored]
@@ -61,7 +61,7 @@ def test_an_error_of_the_store_reaches_the_solve_and_nothing_after_it_is_stored(
 
     writer = FailingWriter(str(tmp_path / "t.sqlite"), game)
     with pytest.raises(Full):
-        solve_tiers(game, writer)
+        game.solver.solve(game, writer)
     assert writer.finished_tiers() == set(range(1, 6))
     writer.close()
 
@@ -91,13 +91,13 @@ def test_ctrl_c_during_the_next_tier_leaves_the_tier_being_stored_whole(tmp_path
     assert writer.finished_tiers() == set(range(1, 9))      # tier 8 was being stored: it is
     writer.close()
     writer = TableWriter(str(path), game)
-    report = solve_tiers(game, writer)
+    report = game.solver.solve(game, writer)
     writer.finish({})
     writer.close()
     assert report.resumed_from == 8
     whole_path = tmp_path / "whole.sqlite"
     writer = TableWriter(str(whole_path), game)
-    solve_tiers(game, writer)
+    game.solver.solve(game, writer)
     writer.finish({})
     writer.close()
     with open_table(path) as resumed, open_table(whole_path) as whole:
@@ -123,7 +123,7 @@ def test_a_signal_during_the_wait_for_the_store_leaves_no_store_running(tmp_path
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.6)     # while a store of 0.4 s is being waited for
         with pytest.raises(Terminated):
-            solve_tiers(game, writer)
+            game.solver.solve(game, writer)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

@@ -10,7 +10,6 @@ import pytest
 from conftest import solve_to
 from sowsolve.solver.errors import BadPosition
 from sowsolve.solver.games import make_game
-from sowsolve.solver.retrograde import solve_tiers
 from sowsolve.solver.values import Value
 from sowsolve.tables.format import (CorruptTable, ForeignTable, TableMismatch, TableMissing,
                                     UnfinishedTable)
@@ -114,13 +113,13 @@ def test_an_unfinished_table_is_refused_and_resumes_to_the_same_values(tmp_path,
 
     writer = CrashingWriter(str(path), game)
     with pytest.raises(Crash):
-        solve_tiers(game, writer)
+        game.solver.solve(game, writer)
     writer.close()
     with pytest.raises(UnfinishedTable, match="not finished"):
         open_table(path)
     writer = TableWriter(str(path), game)
     assert writer.finished_tiers() == set(range(1, 9))
-    report = solve_tiers(game, writer)
+    report = game.solver.solve(game, writer)
     writer.finish({})
     writer.close()
     assert report.resumed_from == 8 and [t.tier for t in report.tiers] == list(range(9, 17))
