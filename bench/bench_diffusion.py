@@ -16,7 +16,8 @@ import time
 from report import emit, machine
 from sowsolve.solver.games import make_game
 from sowsolve.solver.tiers import default_threads
-from sowsolve.tables.store import TableWriter, open_table
+import sowsolve
+from sowsolve.tables.store import open_table
 
 
 def bench_perft(depth: int) -> dict:
@@ -35,11 +36,8 @@ def bench_board(name: str, cols: int, stones: int, threads: int, probes: int) ->
     game = make_game(name, cols=cols, stones=stones)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.sqlite")
-        writer = TableWriter(path, game)
         started = time.perf_counter()
-        report = game.solver.solve(game, writer, threads=threads)
-        writer.finish({})
-        writer.close()
+        report = sowsolve.solve(game, table=path, threads=threads, allow_large=True)
         total = time.perf_counter() - started
         size = os.path.getsize(path)
         rng = random.Random(1)

@@ -17,7 +17,8 @@ import time
 from report import emit, machine
 from sowsolve.solver.games import make_game
 from sowsolve.solver.tiers import default_threads
-from sowsolve.tables.store import TableWriter, open_table
+import sowsolve
+from sowsolve.tables.store import open_table
 
 
 def parameter(text: str) -> tuple[str, object]:
@@ -47,11 +48,8 @@ def main() -> None:
                            "nodes_per_s": round(sum(counts) / seconds)}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.sqlite")
-        writer = TableWriter(path, game)
         started = time.perf_counter()
-        report = game.solver.solve(game, writer, threads=args.threads)
-        writer.finish({})
-        writer.close()
+        report = sowsolve.solve(game, table=path, threads=args.threads, allow_large=True)
         total = time.perf_counter() - started
         size = os.path.getsize(path)
         with open_table(path) as table:

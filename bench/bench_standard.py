@@ -16,7 +16,8 @@ from tqdm import tqdm
 from report import emit, machine
 from sowsolve.solver.games import make_game
 from sowsolve.solver.tiers import default_threads
-from sowsolve.tables.store import TableWriter, open_table
+import sowsolve
+from sowsolve.tables.store import open_table
 
 
 def bar(total: int, desc: str):
@@ -33,13 +34,10 @@ def main() -> None:
     parser.add_argument("--out")
     args = parser.parse_args()
     game = make_game(args.game, cols=args.cols, stones=args.stones)
-    writer = TableWriter(args.table, game, threads=args.threads)
     started = time.perf_counter()
-    report = game.solver.solve(game, writer, threads=args.threads, progress=bar)
+    report = sowsolve.solve(game, table=args.table, threads=args.threads, progress=bar,
+                            allow_large=True)        # what `sowsolve solve` runs
     wall = time.perf_counter() - started
-    if not writer.finished:
-        writer.finish({"solve_seconds": round(wall, 3), "threads": args.threads})
-    writer.close()
     size = os.path.getsize(args.table)
     with open_table(args.table) as table:
         starts = [{"position": game.format_position(p), **table.probe(p)._asdict()}
