@@ -101,6 +101,17 @@ def sampled_positions(table, count, rng):
     return found
 
 
+def positions_with_truth(table, count, rng):
+    """(position, the table's answer, {move: its value}) of sampled positions that are not
+    over."""
+    game = table.game
+    for position in sampled_positions(table, count, rng):
+        if not game.legal_moves(position) or game.outcome(position) is not None:
+            continue
+        truth = table.query(game.format_position(position))
+        yield position, truth, {m["move"]: m["value"] for m in truth["moves"]}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BOARDS))
 def test_exact_labels_are_the_table_values(tables, name):
@@ -151,11 +162,7 @@ def test_a_proof_answers_with_winning_moves(tables):
         game = table.game
         analyser = Analyser(game, hash_bytes=1 << 22)
         proved = labelled = 0
-        for position in sampled_positions(table, 40, rng):
-            if not game.legal_moves(position) or game.outcome(position) is not None:
-                continue
-            truth = table.query(game.format_position(position))
-            values = {m["move"]: m["value"] for m in truth["moves"]}
+        for position, truth, values in positions_with_truth(table, 40, rng):
             result = analyser.analyse(position, nodes=400, threads=1)
             proof = result["search"]["proof"]
             assert proof["expansions"] <= 200 + 1
@@ -544,11 +551,7 @@ def test_monte_carlo_labels_are_the_table_values(overflow_3x4, proof_share):
         analyser = Analyser(game, hash_bytes=1 << 24, proof_share=proof_share)
         assert analyser.search == "mcts"
         settled = estimated = 0
-        for position in sampled_positions(table, 40, rng):
-            if not game.legal_moves(position) or game.outcome(position) is not None:
-                continue
-            truth = table.query(game.format_position(position))
-            values = {m["move"]: m["value"] for m in truth["moves"]}
+        for position, truth, values in positions_with_truth(table, 40, rng):
             result = analyser.analyse(position, nodes=rng.choice([200, 2000, 8000]), threads=1)
             assert result["search"]["method"] == "mcts"
             for m in result["moves"]:
