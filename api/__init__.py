@@ -16,12 +16,12 @@ FileNotFoundError, NotInTable a LookupError), each one sentence quoting the bad 
 from .solver.errors import BadMove, BadParameters, BadPosition
 from .solver.games import GAMES, make_game
 from .tables.proving import prove
-from .tables.analysis import Analyser, analyse
+from .tables.analysis import Analyser, Interrupted, analyse
 from .tables.format import BeyondTable, NotInTable, TableError, TableMissing
 from .tables.locate import Tables, open_tables
 from .tables.solving import Plan, SolveResult, TooLarge, plan, solve
 from .tables.store import open_table
 
 __all__ = ["BadMove", "BadParameters", "BadPosition", "GAMES", "make_game", "prove", "Analyser",
-           "analyse", "BeyondTable", "NotInTable", "TableError", "TableMissing", "Tables",
+           "Interrupted", "analyse", "BeyondTable", "NotInTable", "TableError", "TableMissing", "Tables",
            "open_tables", "Plan", "SolveResult", "TooLarge", "plan", "solve", "open_table"]

@@ -307,7 +307,8 @@ def analyse_text(r: dict) -> str:
                 lines.append(f"  {m['move']:<{width}}  {text:<5} {rem:<6} exact")
             else:
                 label = ("exact (proof)" if m.get("proved") else "exact" if m["exact"]
-                         else f"estimate, {m['visits']:,} playouts" if "visits" in m
+                         else "no playout tried it" if m.get("visits") == 0
+                         else f"estimate, {m['visits']:,} playout{'s' if m['visits'] != 1 else ''}" if "visits" in m
                          else f"estimate, depth {m.get('depth', 0)}")
                 lines.append(f"  {m['move']:<{width}}  {describe_value(m, None, unit):<14} {label}")
         lines.append(f"best       {' '.join(r['best'])}")

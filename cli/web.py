@@ -409,6 +409,7 @@ function tone(value, exact) {
 }
 
 function shortValue(m) {
+  if (m.value === null) return "not searched (estimate)";   // no playout tried it yet
   if (m.exact === false) {
     if (typeof m.value === "number") return "~" + (m.value > 0 ? "+" : "") + m.value.toFixed(2) + " (estimate)";
     return m.value + " " + m.remoteness + "? (estimate)";
@@ -470,6 +471,7 @@ function drawChart() {
     if (!r) continue;
     const sign = first && r.side_to_move === first.side_to_move ? 1 : -1;
     let y;
+    if (r.value === null) continue;          // not searched: no point on the chart
     if (typeof r.value === "number") y = sign * r.value;
     // a win or loss away from the axis even when proved (no remoteness) or over (0)
     else y = r.value === "draw" ? 0 : (tone(r.value) === "win" ? sign : -sign) * Math.max(1, r.remoteness || 0);

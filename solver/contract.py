@@ -69,6 +69,8 @@ class Game(ABC):
     name: str
     #: what records hold (solver/values.py: WIN_LOSS or MARGIN); every reader of a record asks it
     value_kind: ValueKind = WIN_LOSS
+    #: what the game calls the pieces its tiers count, for messages ("stones", "discs", "seeds")
+    pieces: str = "stones"
     #: whether a draw can be a position's value (False where the rules rule it out: a table
     #: record saying "draw" is then refused as corrupt)
     can_draw: bool = True

@@ -69,7 +69,8 @@ class Picture:
 class Mark:
     """What a move leads to, for the side playing it: exact (a table, a proof, a search that
     reached the end) or the engine's estimate, which has a tone of its own."""
-    value: str | int | float                   # "win"/"loss"/"draw", a margin, or an estimate
+    value: str | int | float | None            # "win"/"loss"/"draw", a margin, an estimate
+    #                                            (None: an estimate not made yet)
     remoteness: int | None
     exact: bool = True
 
@@ -86,6 +87,8 @@ class Mark:
         """'win 129', 'loss 12', 'win proved', '+2 17', '0 no end'; estimates '~+1.25',
         'win 13?'."""
         if not self.exact:
+            if self.value is None:
+                return "~?"                    # no playout tried the move yet
             if isinstance(self.value, str):
                 return f"{self.value} {self.remoteness}?"
             return f"~{self.value:+.2f}"

@@ -28,6 +28,6 @@ class ScoreTierWorker:
         except RecordLimit as exc:
             stones = self.game.tier_stones(tier)
             raise RecordLimit(f"{self.game.tier_name(tier)}: {exc}; the tiers solved before it are "
-                              f"kept, and an endgame table of at most {stones - 1} stones "
+                              f"kept, and an endgame table of at most {stones - 1} {self.game.pieces} "
                               f"(--max-stones {stones - 1}) stops before it") from None
         return self.game.value_kind.tier_data(records, long)

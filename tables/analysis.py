@@ -102,7 +102,7 @@ class Analyser:
         self.proves = (proof_share > 0 and bool(self._proof_game.solver.proves)
                        and getattr(self._proof_game.kernel(), "keyable", False))
         # checked before any of it is taken; the proof's table is taken besides the engine's
-        check_hash(int(hash_bytes * (1 + PROOF_TABLE_FRACTION)) if self.proves else hash_bytes)
+        check_hash(hash_bytes, int(hash_bytes * PROOF_TABLE_FRACTION) if self.proves else 0)
         self._proof_entries = max(1024, int(hash_bytes * PROOF_TABLE_FRACTION) // _proofsearch.ENTRY_BYTES)
         self._prover = None
         self.game = game
@@ -265,7 +265,7 @@ class Analyser:
         if self.mcts is not None:
             playouts, seconds, code, mean, proven = self.mcts.status()
             best = None if code is None else self.game.format_move(self.game.play_move(position, code))
-            value = "" if code is None else describe_value(_mcts_value(mean, proven), self.game, self.unit)
+            value = "" if code is None else describe_value(_mcts_value(mean, proven, 1), self.game, self.unit)
             return Status(0, playouts, seconds, best, value, search="mcts")
         depth, nodes, seconds, code, score, proven = self.engine.status()
         best = None if code is None else self.game.format_move(self.game.play_move(position, code))
@@ -345,7 +345,7 @@ class Analyser:
         moves = []
         for order, (code, gain, visits, mean, proven) in enumerate(report):
             entry = {"move": game.format_move(game.play_move(position, code))}
-            entry.update(_mcts_value(mean, proven))
+            entry.update(_mcts_value(mean, proven, visits))
             if proven:
                 entry["proved"] = True
                 entry["score"] = (_engine.MATE_LIMIT + 1) * proven
@@ -424,11 +424,14 @@ class Analyser:
         return result
 
 
-def _mcts_value(mean: float, proven: int) -> dict:
+def _mcts_value(mean: float, proven: int, visits: int) -> dict:
     """A Monte Carlo value as the JSON shows it: proven (+1 won, -1 lost for the side playing
-    the move) exact without remoteness, else the playouts' mean result from -1 to +1."""
+    the move) exact without remoteness, else the playouts' mean result from -1 to +1; a move
+    no playout tried has no value yet (null, "not searched")."""
     if proven:
         return {"value": "win" if proven > 0 else "loss", "remoteness": None, "exact": True}
+    if not visits:
+        return {"value": None, "remoteness": None, "exact": False}
     return {"value": round(2 * mean - 1, 2), "remoteness": None, "exact": False}
 
 
@@ -459,6 +462,8 @@ def _line_texts(game: Game, position, codes: list[int]) -> list[str]:
 
 def describe_value(v: dict, game: Game, unit: str) -> str:
     """A value as text: 'win in 13', 'margin +4', or '~ +1.35 house cells (estimate)'."""
+    if v["value"] is None:
+        return "not searched"
     if isinstance(v["value"], str) and v["value"] in ("win", "loss"):
         if v["remoteness"] is None:          # proved: a proof gives no remoteness
             return f"{v['value']} (proved)"
@@ -492,15 +497,18 @@ def check_budget(seconds, nodes, threads, multipv, seed) -> tuple:
     return seconds, nodes, threads
 
 
-def check_hash(hash_bytes: int) -> None:
-    """The transposition table's size checked before any of it is taken: at least 1 MB, and
-    at most the memory available now (the whole table is cleared, so touched, per search)."""
+def check_hash(hash_bytes: int, besides: int = 0) -> None:
+    """The search's memory checked before any of it is taken: at least 1 MB, and with
+    `besides` (the proof search's table, taken besides it) at most the memory available now
+    (the whole table is cleared, so touched, per search)."""
     from ..solver.estimate import available_memory
     available = available_memory()
     if hash_bytes < 1 << 20:
         raise BadParameters(f"--hash must be at least 1M, not {hash_bytes:,} bytes")
-    if available is not None and hash_bytes > available:
-        raise BadParameters(f"--hash of {hash_bytes / (1 << 30):.1f} GiB is more than the "
+    if available is not None and hash_bytes + besides > available:
+        also = (f" (and {besides / (1 << 30):.1f} GiB for the proof search's table besides it)"
+                if besides else "")
+        raise BadParameters(f"--hash of {hash_bytes / (1 << 30):.1f} GiB{also} is more than the "
                             f"{available / (1 << 30):.1f} GiB of memory available now")
 
 
@@ -536,10 +544,19 @@ def analyse(position, game: Game | None = None, tables: Sequence[Table] = (), *,
     `nodes`, on `threads` threads, with those tables' tiers at its leaves ("source": "engine").
     Ctrl-C raises Interrupted, whose `result` is the best found so far."""
     seconds, nodes, threads = check_budget(seconds, nodes, threads, multipv, seed)
-    if game is None:
-        if not tables:
-            raise BadParameters("name the game (a Game) or give tables to read it from")
+    if game is None and tables:
         game = tables[0].game
+    elif game is None:
+        # the game the text is a position of, on the smallest board it fits, as the command
+        # line reads it (text that fits two games' boards, Diffusion v1 and v2: the first)
+        from .locate import guess_games, _examples
+        from ..solver.errors import BadPosition, quote
+        if not isinstance(position, str):
+            raise BadParameters("name the game (a Game) of a position that is not text")
+        games = guess_games(position)
+        if not games:
+            raise BadPosition(f"{quote(position, 40)} is no position of {_examples()}")
+        game = games[0]
     if isinstance(position, str):
         position = game.parse_position(position)
     game.check_position(position)

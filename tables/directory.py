@@ -112,10 +112,6 @@ def public(entry: dict) -> dict:
     return {k: v for k, v in entry.items() if not k.startswith("_")}
 
 
-def _readable(entries: list[dict]) -> list[dict]:
-    return [e for e in entries if e["status"] in ("table", "unfinished")]
-
-
 def readable(entries: list[dict]) -> list[dict]:
     """The entries that are tables sowsolve can read (finished or not)."""
     return [e for e in entries if e["status"] in ("table", "unfinished")]

@@ -29,11 +29,11 @@ def endgame_tiers(game: Game, max_stones: int | None) -> list[int]:
     kept = set(order)
     for tier in order:
         if not kept.issuperset(game.tier_dependencies(tier)):
-            raise BadParameters(f"the tiers of {game.describe()} with at most {max_stones} stones "
+            raise BadParameters(f"the tiers of {game.describe()} with at most {max_stones} {game.pieces} "
                                 f"are not closed under play: no endgame table can stop there")
     if not order:
         raise BadParameters(f"{game.describe()} has no position with at most {max_stones} "
-                            f"stones")
+                            f"{game.pieces}")
     limit = game.value_kind.max_tier_stones
     if limit is not None and max(game.tier_stones(t) for t in order) > limit:
         raise BadParameters(f"{game.describe()}: a record holds the values of at most {limit} "
@@ -95,8 +95,8 @@ class DenseLayout:
             limit = table.meta.get("max_stones")
             if limit is not None and table.game.tier_stones(tier) > limit:
                 raise BeyondTable(f"{table.game.format_position(position)} is beyond this table: "
-                                  f"{table.path} is an endgame table of at most {limit} stones "
-                                  f"on the board")
+                                  f"{table.path} is an endgame table of at most {limit} "
+                                  f"{table.game.pieces} on the board")
             raise bad_position()
         return tier, index
 

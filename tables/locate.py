@@ -8,7 +8,7 @@ import os
 from ..solver import games as registry
 from ..solver.contract import Game
 from ..solver.errors import BadParameters, BadPosition, quote
-from .format import TableMissing
+from .format import CorruptTable, TableMissing
 from .layout import layout_of
 from .solving import default_table_path, table_file_name  # noqa: F401  (re-exported)
 from .directory import (DEFAULT_DIRECTORY, SIDECARS, game_and_board, public, readable,  # noqa: F401
@@ -20,9 +20,19 @@ def short(text: str, limit: int = 40) -> str:
 
 
 def check_directory(directory: str) -> None:
-    """BadParameters when the tables directory names something that is not a directory (a
-    missing one is fine: it has no tables yet, and solve makes it)."""
-    if os.path.exists(directory) and not os.path.isdir(directory):
+    """BadParameters when the tables directory names something that is not a directory, or
+    cannot be looked at (a name too long, a loop of links); a missing one is fine: it has no
+    tables yet, and solve makes it."""
+    if not isinstance(directory, str):
+        raise BadParameters(f"a tables directory is a path (text), not {type(directory).__name__}")
+    try:
+        os.stat(directory)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise BadParameters(f"the tables directory {quote(tables_directory_label(directory), 60)} "
+                            f"cannot be read: {exc.strerror or exc}") from None
+    if not os.path.isdir(directory):
         raise BadParameters(f"the tables directory {tables_directory_label(directory)} is not a "
                             f"directory")
 
@@ -112,7 +122,8 @@ def table_for_position(text: str, directory: str | None = None,
     the directory's scan, where the caller keeps one)."""
     directory = directory or tables_directory()
     check_directory(directory)
-    tables = readable(scan(directory) if entries is None else entries)
+    entries = scan(directory) if entries is None else entries
+    tables = readable(entries)
     fits, beyond = [], []
     for entry in tables:
         game = entry["_game"]
@@ -145,6 +156,12 @@ def table_for_position(text: str, directory: str | None = None,
                 # says what is wrong with the text, or why it cannot arise on that board
                 entry["_game"].check_position(entry["_game"].parse_position(text))
         raise BadPosition(f"{short(text)} is no position of {_examples()}")
+    damaged = [e for e in entries if e["status"] in ("corrupt", "unreadable")]
+    if damaged:         # the table that would answer may be the damaged one: never pass it over
+        raise CorruptTable(f"no readable table in {tables_directory_label(directory)} answers "
+                           f"{short(text)}, and {damaged[0]['problem']}"
+                           + (f" (and {len(damaged) - 1} more damaged)" if len(damaged) > 1 else "")
+                           + "; `sowsolve tables` lists what is wrong")
     if tables:
         others = f"the directory holds {len(tables)} other table{'s' if len(tables) != 1 else ''}: {_names(tables)}"
     else:
@@ -211,10 +228,24 @@ class Tables:
     TableMissing, NotInTable, BeyondTable: each one sentence); `get` returns a default
     instead.  Reads only; the files stay open until `close` (or the end of a `with`)."""
 
-    def __init__(self, directory: str | None = None):
+    def __init__(self, directory: str | None = None, game: "Game | str | None" = None):
         self.directory = directory or tables_directory()
         check_directory(self.directory)
-        self._entries = scan(self.directory)
+        entries = scan(self.directory)
+        if game is not None:        # only this game's tables (a Game: of its board too)
+            if isinstance(game, str) and game not in registry.GAMES:
+                registry.make_game(game)        # an unknown name: one sentence
+            elif not isinstance(game, (str, Game)):
+                raise BadParameters(f"a game is a registered name or a Game, not {type(game).__name__}")
+
+            def wanted(e: dict) -> bool:
+                if e["status"] not in ("table", "unfinished"):
+                    return True
+                if isinstance(game, str):
+                    return e["game"] == game
+                return e["game"] == game.name and e["parameters"] == game.parameters()
+            entries = [e for e in entries if wanted(e)]
+        self._entries = entries
         self._open: dict[str, "Table"] = {}
 
     @property
@@ -242,8 +273,9 @@ class Tables:
             return default
         try:
             return self.probe(position)
-        except (BadPosition, BadParameters, TableMissing, NotInTable, BeyondTable):
-            return default              # a damaged table still raises, as Table.get does
+        except (BadPosition, TableMissing, NotInTable, BeyondTable):
+            return default      # a damaged table still raises, as Table.get does, and so
+            #                     does a position two tables of the directory answer
 
     def query(self, position: str) -> dict:
         """What `sowsolve query --json` prints for the position."""
@@ -264,6 +296,8 @@ class Tables:
         self.close()
 
 
-def open_tables(directory: str | None = None) -> Tables:
-    """The tables of `directory` (left out: $SOWSOLVE_TABLES, else sowsolve-tables)."""
-    return Tables(directory)
+def open_tables(directory: str | None = None, game: Game | str | None = None) -> Tables:
+    """The tables of `directory` (left out: $SOWSOLVE_TABLES, else sowsolve-tables); with
+    `game` (a registered name, or a Game for its board too), only that game's -- where the
+    text of a position fits two games' tables (Diffusion v1 and v2), say which."""
+    return Tables(directory, game)

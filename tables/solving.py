@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from ..solver import estimate as estimates
 from ..solver.contract import Game
-from ..solver.errors import BadParameters
+from ..solver.errors import BadParameters, quote
 from ..solver.games import GAMES, make_game
 from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver.tiers import IN_PROCESS, Progress, tier_label, default_threads, last_solved, no_progress
@@ -119,11 +119,19 @@ class SolveResult:
         return result
 
 
+def _check_whole(name: str, value) -> None:
+    """A whole number (or None) where one is asked for: one sentence before any work."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise BadParameters(f"{name} must be a whole number, not {quote(repr(value), 20)}")
+
+
 def _as_game(game: Game | str, max_stones: int | None, board: dict) -> Game:
     """The game to solve: a name with its board, or a Game; an endgame table's game is the one
     its tables hold (Overflow's: solved tier by tier, whatever the start)."""
     if isinstance(game, str):
         return make_game(game, endgame=max_stones is not None, **board)
+    if not isinstance(game, Game):
+        raise BadParameters(f"a game is a registered name or a Game, not {type(game).__name__}")
     if board:
         raise BadParameters("give the board with the game's name, or a Game, not both")
     if max_stones is not None and GAMES[game.name].endgame is not None:
@@ -136,6 +144,14 @@ def plan(game: Game | str, *, table: str | None = None, threads: int | None = No
          force: bool = False, **board) -> Plan:
     """Check a solve and work out what it would do (the table's path, what is already solved,
     the estimate); writes nothing.  Bad parameters raise BadParameters (one sentence)."""
+    for name, value in (("threads", threads), ("max_stones", max_stones),
+                        ("max_positions", max_positions)):
+        _check_whole(name, value)
+    if table is not None and not isinstance(table, (str, os.PathLike)):
+        raise BadParameters(f"a table is a path, not {type(table).__name__}")
+    table = None if table is None else os.fspath(table)
+    if isinstance(table, bytes):
+        raise BadParameters("a table is a path given as text, not bytes")
     threads = check_threads(threads)
     check_max_positions(max_positions)
     if max_stones is not None and max_stones < 0:

@@ -59,6 +59,8 @@ SCHEMA = [("table", TABLE_NAME, TABLE_NAME,
            f'CREATE TABLE "{TABLE_NAME}" (key TEXT PRIMARY KEY, value BLOB)'),
           ("index", f"sqlite_autoindex_{TABLE_NAME}_1", TABLE_NAME, None)]
 TEMP_PREFIX = ".sowsolve-new-"
+#: the longest file name (bytes) the usual file systems take
+NAME_MAX = 255
 #: age after which an unlocked temporary table file is a leftover of a killed creation
 STALE_SECONDS = 60
 
@@ -803,10 +805,11 @@ def make_directory(directory: str, path: str) -> None:
         os.makedirs(directory, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         part = directory
-        while part and not os.path.exists(part):      # the first existing part is the file
+        while part and not os.path.lexists(part):     # the first existing part is the file
             part = os.path.dirname(part)
-        raise BadParameters(f"cannot create {path}: {part or directory} is not a "
-                            f"directory") from None
+        what = ("a link that leads nowhere or round in a loop"
+                if os.path.islink(part) and not os.path.exists(part) else "not a directory")
+        raise BadParameters(f"cannot create {path}: {part or directory} is {what}") from None
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
             raise _disk_full(f"disk full while creating {path}") from None
@@ -828,7 +831,7 @@ def check_same_table(path: str, meta: dict, held: Game, game: Game, max_stones: 
                             f"to overwrite it or choose another --table")
     if meta.get("max_stones") != max_stones:
         def limit(n):
-            return "every position" if n is None else f"positions of at most {n} stones"
+            return "every position" if n is None else f"positions of at most {n} {game.pieces}"
         raise TableMismatch(f"{path} holds {limit(meta.get('max_stones'))}, not "
                             f"{limit(max_stones)}; use --force to overwrite it or choose another "
                             f"--table")
@@ -845,6 +848,9 @@ class TableWriter(_TableFile):
         self.game = game
         self.max_stones = max_stones
         layout_of(game).new_tiers(game, max_stones)     # a limit the game cannot take: now
+        if len(os.fsencode(os.path.basename(self.path))) > NAME_MAX:
+            raise BadParameters(f"cannot create {quote(self.path, 60)}: its file name is longer "
+                                f"than the {NAME_MAX} bytes a file name may have")
         self.threads = threads or os.cpu_count() or 1
         self._db = None
         self._fds: list[int] = []

@@ -89,3 +89,58 @@ def test_prove_as_a_library_call(tmp_path):
     assert short["proved"] is False and short["nodes"] >= 5
     with pytest.raises(sowsolve.BadParameters, match="solved whole"):
         sowsolve.prove(sowsolve.make_game("zigzag", cols=2, stones=1))
+
+
+def test_a_damaged_table_is_never_passed_over(tmp_path):
+    """A table whose metadata a byte flip damaged, alone in its directory: a position it would
+    answer is refused as corrupt (the command: exit 1), never "no table answers" or a default."""
+    import shutil
+    import sqlite3
+    good = tmp_path / "good.sqlite"
+    sowsolve.solve("diffusion", cols=4, stones=2, table=str(good))
+    damaged = tmp_path / "d"
+    damaged.mkdir()
+    shutil.copy(good, damaged / "t.sqlite")
+    with sqlite3.connect(damaged / "t.sqlite") as db:
+        (name,) = db.execute("select name from sqlite_master where type='table'").fetchone()
+        key, value = db.execute(f"select key, value from {name} where key = 'meta'").fetchone()
+        value = bytearray(value)
+        value[len(value) // 2] ^= 0x55
+        db.execute(f"update {name} set value = ? where key = 'meta'", (bytes(value),))
+    with sowsolve.open_tables(str(damaged)) as tables:
+        with pytest.raises(sowsolve.TableError, match="t.sqlite"):
+            tables.get("2222/2222 A")
+    done = CliRunner().invoke(app, ["query", "2222/2222 A"], env={"SOWSOLVE_TABLES": str(damaged)})
+    assert done.exit_code == 1 and "t.sqlite" in done.output, done.output
+
+
+def test_two_tables_that_fit_are_told_apart_by_the_game(tmp_path):
+    sowsolve.solve("diffusion", cols=4, stones=2, table=str(tmp_path / "v1.sqlite"))
+    sowsolve.solve("diffusion-v2", cols=4, stones=2, table=str(tmp_path / "v2.sqlite"))
+    with sowsolve.open_tables(str(tmp_path)) as both:
+        with pytest.raises(sowsolve.BadParameters, match="fits 2 tables"):
+            both.get("2222/2222 A")             # ambiguous: never a quiet None
+    with sowsolve.open_tables(str(tmp_path), game="diffusion-v2") as v2, \
+            sowsolve.open_table(str(tmp_path / "v2.sqlite")) as table:
+        assert v2.probe("2222/2222 A") == table.probe("2222/2222 A")
+    with pytest.raises(sowsolve.BadParameters, match="unknown game"):
+        sowsolve.open_tables(str(tmp_path), game="chess")
+
+
+@pytest.mark.parametrize("options", [dict(threads=1.5), dict(threads=True), dict(threads="1"),
+                                     dict(max_stones="3"), dict(table=b"x.sqlite"), dict(table=5)])
+def test_bad_types_are_one_sentence_before_any_work(tmp_path, options):
+    options.setdefault("table", str(tmp_path / "t.sqlite"))
+    with pytest.raises(sowsolve.BadParameters):
+        sowsolve.solve("diffusion", cols=4, stones=2, **options)
+    assert os.listdir(tmp_path) == []
+
+
+def test_analyse_reads_the_game_from_the_text():
+    result = sowsolve.analyse("1111/1111/1111/1111 L", nodes=3, threads=1)
+    assert result["description"] == "Overflow, 4x4"
+    # three playouts cannot try 84 moves: the others have no value yet, and say so
+    untried = [m for m in result["moves"] if m.get("visits") == 0]
+    assert len(untried) >= 80 and all(m["value"] is None and not m["exact"] for m in untried)
+    with pytest.raises(sowsolve.BadPosition, match="hello"):
+        sowsolve.analyse("hello", nodes=3)

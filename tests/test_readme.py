@@ -181,3 +181,18 @@ def test_the_layout_names_every_module():
                and (path.name != "__init__.py" or folder == "api")
                and path.name not in layout]
     assert not missing, missing
+
+
+def test_every_link_of_the_docs_leads_somewhere():
+    """A link or picture of the README or a docs page that names a file of the repository
+    names one that exists, relative to the page (docs/images/x.svg from the README,
+    images/x.svg from docs/)."""
+    pages = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if "://" in target or target.startswith("#"):
+                continue
+            if not (page.parent / target.split("#")[0]).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, broken

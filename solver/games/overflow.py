@@ -35,6 +35,7 @@ class Position(NamedTuple):
 
 class Overflow(Game):
     """Overflow on `rows` ranks of `cols` files, one disc per cell at the start."""
+    pieces = "discs"
     sides = ("L", "D")
     name = "overflow"
     # `/usr/bin/time sowsolve solve overflow --size 4x4` (README): 61,571,886 positions in 267 s

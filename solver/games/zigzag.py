@@ -41,6 +41,7 @@ class Turn(NamedTuple):
 
 class ZigZag(Game):
     """Zig Zag on 2 rows of `cols` pits (cols even) with `stones` seeds per pit at the start."""
+    pieces = "seeds"
     sides = ("p", "P")
     name = "zigzag"
     # python bench/bench_zigzag_scale.py (bench/results/zigzag-scale.json): the standard
