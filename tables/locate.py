@@ -156,7 +156,8 @@ def table_for_position(text: str, directory: str | None = None,
                 # says what is wrong with the text, or why it cannot arise on that board
                 entry["_game"].check_position(entry["_game"].parse_position(text))
         raise BadPosition(f"{short(text)} is no position of {_examples()}")
-    damaged = [e for e in entries if e["status"] in ("corrupt", "unreadable")]
+    damaged = [e for e in entries if e["status"] not in ("table", "unfinished")
+               and e["file"].endswith(".sqlite")]
     if damaged:         # the table that would answer may be the damaged one: never pass it over
         raise CorruptTable(f"no readable table in {tables_directory_label(directory)} answers "
                            f"{short(text)}, and {damaged[0]['problem']}"

@@ -92,7 +92,7 @@ def test_prove_as_a_library_call(tmp_path):
 
 
 def test_a_damaged_table_is_never_passed_over(tmp_path):
-    """A table whose metadata a byte flip damaged, alone in its directory: a position it would
+    """A table whose metadata is cut short, alone in its directory: a position it would
     answer is refused as corrupt (the command: exit 1), never "no table answers" or a default."""
     import shutil
     import sqlite3
@@ -104,9 +104,7 @@ def test_a_damaged_table_is_never_passed_over(tmp_path):
     with sqlite3.connect(damaged / "t.sqlite") as db:
         (name,) = db.execute("select name from sqlite_master where type='table'").fetchone()
         key, value = db.execute(f"select key, value from {name} where key = 'meta'").fetchone()
-        value = bytearray(value)
-        value[len(value) // 2] ^= 0x55
-        db.execute(f"update {name} set value = ? where key = 'meta'", (bytes(value),))
+        db.execute(f"update {name} set value = ? where key = 'meta'", (value[:len(value) // 2],))
     with sowsolve.open_tables(str(damaged)) as tables:
         with pytest.raises(sowsolve.TableError, match="t.sqlite"):
             tables.get("2222/2222 A")
