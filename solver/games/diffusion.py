@@ -62,8 +62,8 @@ class Diffusion(Game):
         return two_row_boards(grid_of(text, 2, "AB"), cls.parameters_spec[1].values)
 
     def table_phrase(self) -> str:
-        return (f"a {self.family} table of 2x{self.cols} with at least {self.stones} stones "
-                f"per pit")
+        return (f"a {self.family} table of 2x{self.cols} with at least {self.stones} "
+                f"{'stone' if self.stones == 1 else 'stones'} per pit")
 
     def __init__(self, cols: int = 6, stones: int = 4, variant: int = 1):
         if variant not in (1, 2):

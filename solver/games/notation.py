@@ -32,7 +32,7 @@ def parse_grid(text: str, grid: str, nrows: int, ncols: int, row_names: Sequence
     for name, row in zip(row_names, rows):
         cells = row.count(",") + 1 if commas else len(row)
         if cells != ncols:
-            raise BadPosition(f"position {quote(text)}: the {name} has {cells} cells, this board "
+            raise BadPosition(f"position {quote(text)}: {name} has {cells} cells, this board "
                               f"has {ncols}")
         cells = row.split(",") if commas else list(row)
         for cell in cells:

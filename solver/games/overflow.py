@@ -265,7 +265,7 @@ class Overflow(Game):
         board, side = split_fields(text, 2, "the ranks (top first, '/' between) and the side to "
                                             "move, L or D, separated by a space")
         check_side(text, side, ("L", "D"))
-        names = [f"rank {k + 1}" for k in reversed(range(self.rows))]
+        names = [f"rank {k + 1}" for k in reversed(range(self.rows))]     # "rank 3 has ..."
         ranks = parse_grid(text, board, self.rows, self.cols, names, "stack height")
         heights = [h for rank in reversed(ranks) for h in rank]
         total = sum(heights)

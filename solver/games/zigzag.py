@@ -314,7 +314,7 @@ class ZigZag(Game):
         rows, side, ko, last = split_fields(
             text, 4, "'<top row>/<bottom row> <side P|p> <ko pit or -> <last capturer P|p|->'")
         check_side(text, side, ("P", "p"))
-        grid = parse_grid(text, rows, 2, self.cols, ("top row", "bottom row"), "seed count")
+        grid = parse_grid(text, rows, 2, self.cols, ("the top row", "the bottom row"), "seed count")
         board = grid[0] + grid[1]
         if sum(board) > self.total:
             raise BadPosition(f"position {quote(text)} holds {sum(board)} seeds, more than the "
