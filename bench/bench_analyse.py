@@ -105,9 +105,9 @@ def agreement(name, board, directory, count, seconds, threads, seed, search=None
             "seconds": round(time.time() - started, 1)}
 
 
-def speed(name, board, seconds, threads) -> dict:
+def speed(name, board, seconds, threads, search=None) -> dict:
     game = make_game(name, **board)
-    analyser = Analyser(game, proof_share=0)         # the kernel search alone
+    analyser = Analyser(game, proof_share=0, search=search)   # the kernel search alone
     result = analyser.analyse(game.initial(), seconds=seconds, threads=threads, multipv=1)
     search = result["search"]
     if search["method"] == "mcts":
@@ -139,7 +139,7 @@ def time_to_depth(name, board, depth, threads, limit) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", required=True)
+    parser.add_argument("--tables")
     parser.add_argument("--positions", type=int, default=2000)
     parser.add_argument("--time", type=float, default=0.1)
     parser.add_argument("--threads", type=int, default=2)
@@ -147,17 +147,24 @@ def main() -> None:
     parser.add_argument("--speed-seconds", type=float, default=10.0)
     parser.add_argument("--game", action="append", choices=[n for n, _ in BOARDS],
                         help="only this game's agreement (repeatable; the speed figures are left out)")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only the speed figures (no tables needed)")
     parser.add_argument("--search", choices=("alphabeta", "mcts"),
                         help="the engine's search for the agreement (default: each game's own)")
     parser.add_argument("--out")
     args = parser.parse_args()
-    games = [(n, b) for n, b in BOARDS if not args.game or n in args.game]
+    if not args.speed_only and not args.tables:
+        parser.error("--tables DIR is needed for the agreement (or --speed-only)")
+    games = [] if args.speed_only else [(n, b) for n, b in BOARDS if not args.game or n in args.game]
     result = {"command": "python bench/bench_analyse.py " + " ".join(sys.argv[1:]),
               "machine": machine(), "time_per_move": args.time, "threads": args.threads,
               "agreement": [agreement(n, b, args.tables, args.positions, args.time, args.threads,
                                       args.seed, args.search) for n, b in games]}
     if not args.game:
         result["speed"] = [speed(n, b, args.speed_seconds, t) for n, b in STANDARD for t in (1, 2)]
+        # a game searched by Monte Carlo trees: its alpha-beta too (the depth figure below)
+        result["speed"] += [speed(n, b, args.speed_seconds, t, "alphabeta") for n, b in STANDARD
+                            for t in (1, 2) if make_game(n, **b).evaluation.monte_carlo is not None]
         result["overflow_6x6_depth_10"] = time_to_depth("overflow", {"size": "6x6"}, 10,
                                                         args.threads, 60.0)
     emit(result, args.out)
