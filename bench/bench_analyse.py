@@ -129,7 +129,7 @@ def time_to_depth(name, board, depth, threads, limit) -> dict:
     def watch(status):
         if status.depth >= depth and "seconds" not in reached:
             reached["seconds"] = round(status.seconds, 2)
-            analyser.engine.stop()
+            analyser.stop()
     result = analyser.analyse(game.initial(), seconds=limit, threads=threads, multipv=1,
                               on_status=watch, status_every=0.02)
     return {"game": game.describe(), "depth": depth, "threads": threads,

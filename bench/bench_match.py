@@ -206,6 +206,9 @@ def main() -> None:
     weights = [int(w) for w in args.weights.split(",")] if args.weights else None
     match = Match(game, args.time, args.threads, args.hash_mb << 20, seeds, args.search, weights,
                   args.exploration, args.proof_share)
+    if weights and match.search == "mcts":
+        parser.error("--weights are the alpha-beta search's; the Monte Carlo search has none "
+                     "(add --search alphabeta)")
     settings = {"game": game.describe(), "search": match.search, "exploration": match.exploration,
                 "weights": list(match.engine_weights), "time": args.time, "threads": args.threads,
                 "opening_plies": args.opening_plies, "max_plies": args.max_plies,

@@ -38,6 +38,8 @@ def main() -> None:
     report = sowsolve.solve(game, table=args.table, threads=args.threads, progress=bar,
                             allow_large=True)        # what `sowsolve solve` runs
     wall = time.perf_counter() - started
+    if not report.solved_now:
+        sys.exit(f"{args.table} is finished already: nothing was solved, nothing measured")
     size = os.path.getsize(args.table)
     with open_table(args.table) as table:
         starts = [{"position": game.format_position(p), **table.probe(p)._asdict()}

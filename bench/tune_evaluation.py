@@ -68,7 +68,7 @@ def main() -> None:
     with open_table(path) as table:
         cases = cases_of(table, game, args.positions, random.Random(args.seed))
         held_out = cases_of(table, game, args.holdout, random.Random(args.seed + 1000))
-    analyser = Analyser(game, hash_bytes=1 << 24)
+    analyser = Analyser(game, hash_bytes=1 << 24, search="alphabeta")
     first = ([int(w) for w in args.start.split(",")] if args.start
              else list(game.evaluation.weights))
     weights = list(first)

@@ -16,6 +16,10 @@ class Searcher:
     def state_bytes(self) -> int: ...
     @property
     def playouts(self) -> int: ...
+    def fits(self, threads: int) -> bool:
+        """Whether the memory holds a tree for each of `threads` threads."""
+    def clear(self) -> None:
+        """Forget the last search's trees."""
     def run(self, state: bytes, seconds: float = 0, playouts: int = 0, threads: int = 1,
             seed: int = 0, lead: int = 0, leftover: int = 0, last: int = 0) -> int:
         """Search `state` (releases the GIL); the playouts run."""

@@ -1,8 +1,10 @@
 # cython: language_level=3
-"""A plain UCT player over any game's play layer (PlayKernel of sowsolve_kernel.h): the
-yardstick the analysis engine's strength is measured against (bench/bench_match.py).
+"""Monte Carlo tree search over any game's play layer (PlayKernel of sowsolve_kernel.h): the
+plain UCT player, the yardstick the analysis engine's strength is measured against
+(bench/bench_match.py), and with the solver extension and informed playouts the engine's own
+Monte Carlo search (`Searcher`, used by tables/analysis.py for the games that declare it).
 
-Plain means the textbook algorithm and nothing more: UCB1 selection with c = sqrt 2 on rewards
+The plain player is the textbook algorithm and nothing more: UCB1 selection with c = sqrt 2 on rewards
 1 / 0.5 / 0 (win / draw / loss of the whole game for the side that made the move), one node
 expanded per playout, playouts of uniformly random moves to the end of the game, the move
 played the most visited.  No tables, no evaluation, no solver extension.  Margin games (Zig
@@ -33,6 +35,10 @@ cdef enum:
     CLOCK_EVERY = 16
 
 EXPLORATION = 1.4142135623730951
+#: playouts of one tree at most: a node's visits are 32 bits
+cdef int64_t MAX_TREE_PLAYOUTS = 4000000000
+#: nodes of one tree at most: a node's first child is a 32-bit index
+cdef int64_t MAX_TREE_NODES = 2147483647
 
 
 cdef struct Node:
@@ -299,6 +305,7 @@ cdef class Searcher:
     cdef readonly double exploration
     cdef readonly bint solver
     cdef readonly bint informed
+    cdef int running
 
     def __cinit__(self, capsule, int64_t memory=1 << 28, double exploration=EXPLORATION,
                   bint solver=False, bint informed=False):
@@ -313,6 +320,7 @@ cdef class Searcher:
         self.informed = informed and not self.k.margin
         self.trees = NULL
         self.ntrees = 0
+        self.running = 0
 
     def __dealloc__(self):
         self._free()
@@ -337,6 +345,16 @@ cdef class Searcher:
     def state_bytes(self):
         return self.k.state_bytes
 
+    def fits(self, int threads):
+        """Whether the memory holds a tree for each of `threads` threads."""
+        return threads >= 1 and self.memory // threads // (sizeof(Node) + self.k.state_bytes) >= 2 * self.k.max_moves + 1
+
+    def clear(self):
+        """Forget the last search's trees (its report, its status)."""
+        if self.running:
+            raise RuntimeError("the search is running")
+        self._free()
+
     def run(self, bytes state, double seconds=0, int64_t playouts=0, int threads=1,
             uint64_t seed=0, int64_t lead=0, int64_t leftover=0, int last=0):
         """Search `state` for `seconds` or `playouts` (in all), on `threads` trees grown at
@@ -355,6 +373,10 @@ cdef class Searcher:
         cdef int64_t per_tree = self.memory // threads // (sizeof(Node) + sb)
         if per_tree < 2 * k.max_moves + 1:
             raise ValueError(f"{self.memory:,} bytes hold no tree")
+        if per_tree > MAX_TREE_NODES:
+            per_tree = MAX_TREE_NODES
+        if self.running:
+            raise RuntimeError("the search is running")
         self._free()
         self.trees = <Tree *>calloc(threads, sizeof(Tree))
         if self.trees == NULL:
@@ -399,18 +421,25 @@ cdef class Searcher:
         if trees[0].nodes[0].count == 0:
             self.ended = self.started
             return 0
+        # a stop asked before this point is not this run's (the analysis asks again while
+        # the run is under way)
         flag_store(&self.stop_flag, 0)
         cdef double deadline = self.started + seconds if seconds > 0 else 0
         cdef int64_t share = (playouts + threads - 1) // threads if playouts > 0 else 0
         cdef double c = self.exploration
-        with nogil:
-            for th in prange(threads, num_threads=threads, schedule="static", chunksize=1):
-                grow(&trees[th], share, deadline, c)
+        self.running = 1
+        try:
+            with nogil:
+                for th in prange(threads, num_threads=threads, schedule="static", chunksize=1):
+                    grow(&trees[th], share, deadline, c)
+        finally:
+            self.running = 0
         self.ended = now()
         return self.playouts
 
     def stop(self):
-        """Ask a running search to stop (from another thread)."""
+        """Ask the search under way to stop (from another thread); a run that starts later
+        is not stopped by it."""
         flag_store(&self.stop_flag, 1)
 
     @property
@@ -453,12 +482,15 @@ cdef class Searcher:
 
     def principal_variation(self, int first, int limit=40):
         """The line after the root's move `first`: in the tree that visited it most, the
-        child proven won for its mover or else the most visited, while there is one."""
+        child proven won for its mover or else the most visited, while there is one.  Only
+        once the search has ended (below the root, its trees are still growing)."""
         cdef int th, best_tree = -1, i
         cdef uint32_t most = 0
         cdef int32_t at = -1, pick
         cdef Node *node
         cdef Node *child
+        if self.running:
+            raise RuntimeError("the search is running")
         for th in range(self.ntrees):
             node = &self.trees[th].nodes[0]
             for i in range(node.count if node.first >= 0 else 0):
@@ -512,6 +544,8 @@ cdef void grow(Tree *t, int64_t playouts, double deadline, double c) noexcept no
     while True:
         if playouts > 0 and t.playouts >= playouts:
             return
+        if t.playouts >= MAX_TREE_PLAYOUTS:
+            return                                 # a node's visits would overflow
         if t.nodes[0].proven:
             return                                 # the root is proven: nothing left to learn
         if flag_load(t.stop):

@@ -186,10 +186,6 @@ def show(result: dict, as_json: bool, text) -> None:
         typer.echo(text(result))
 
 
-def default_table_path(game, max_stones: int | None = None) -> str:
-    return locate.default_table_path(game, max_stones=max_stones)
-
-
 def tier_bar(total: Optional[int], desc: str):
     """The progress bar of solves, searches and exports (solver.tiers.Progress): positions
     per second and, with a total, the time left; it leaves nothing on the screen once closed
@@ -299,7 +295,7 @@ def solve(
       sowsolve solve diffusion --cols 4 --workers 2
 
     On a cluster (--workers, --scheduler, --scheduler-file) each task runs --threads kernel
-    threads (left out or 0, 1); see "Solving on a cluster" in the README.
+    threads (left out or 0, 1); see docs/cluster.md.
     """
     with clear_errors(), stop_on_terminate():
         on_cluster = clusters.wanted(workers, scheduler, scheduler_file)
@@ -339,7 +335,8 @@ def solve(
             solved = solving.solve(g, table=path, threads=threads, executor=executor,
                                    max_stones=max_stones, progress=tier_bar,
                                    max_positions=max_positions, force=force, allow_large=True,
-                                   on_estimate=lambda e: note(render.estimate_text(e)))
+                                   on_estimate=lambda e: note(render.estimate_text(e)),
+                                   work=work)
         result = solved.as_dict()
         if solved.solved_now and on_cluster:
             result["cluster"] = {"task_slots": executor.parts, "threads_per_task": task_threads,
@@ -754,6 +751,9 @@ def prove(
         pos = g.initial() if position is None else locate.parse_for_game(g, position)
         options = dict(memory=size, threads=threads, max_nodes=max_nodes, checkpoint=checkpoint,
                        tables=tables, proof=proof, progress=tier_bar, job_nodes=job_nodes)
+        # every check and the endgame table before a cluster is started for the proof
+        options["prepared"] = proving.prepare(g, pos, checkpoint=checkpoint, tables=tables,
+                                              proof=proof)
         with stop_on_terminate():
             if on_cluster:
                 with clusters.client_for(workers, scheduler, scheduler_file) as client:

@@ -205,7 +205,7 @@ class Explorer:
 
         def stop_with_server(status) -> None:
             if self.stop.is_set():
-                engine.engine.stop()
+                engine.stop()
         with _Searching(self.slots, self.searches, self.stop):
             result = engine.analyse(table.game.parse_position(text), seconds=ENGINE_SECONDS,
                                     threads=default_threads(), on_status=stop_with_server)

@@ -4,7 +4,7 @@ from the game's own counts and rates measured on the reference machine (2-core A
 
 The rates are measurements, not promises: a solve on other hardware, or on a board whose tiers
 fall out of cache differently, runs faster or slower.  Each constant names the command that
-measured it (the figures are those of the README).
+measured it (the figures are those of docs/results.md).
 """
 from __future__ import annotations
 

@@ -89,6 +89,7 @@ class Analyser:
         if search == "mcts" and game.value_kind is not WIN_LOSS:
             raise BadParameters(f"the Monte Carlo search plays win/loss games, not {game.describe()}")
         self.search = search
+        self.hash_bytes = hash_bytes
         if not 0 <= proof_share < 1:
             raise BadParameters(f"the proof search's share of the budget must be from 0 to below 1, "
                                 f"not {str(proof_share)[:20]}")
@@ -166,8 +167,13 @@ class Analyser:
             position = game.parse_position(position)
             game.check_position(position)
         state = game.play_state(position)
+        if self.mcts is not None and not self.mcts.fits(threads):
+            raise BadParameters(f"--hash of {self.hash_bytes:,} bytes holds no Monte Carlo tree "
+                                f"for each of {threads} threads: give more, or fewer threads")
         with self._lock:                       # one search at a time on this table
             self.engine.clear()
+            if self.mcts is not None:
+                self.mcts.clear()              # the live line never reads the last position's
             self._control = Control()
             self._proof = None
             done = threading.Event()
@@ -210,7 +216,7 @@ class Analyser:
                 # and is waited for: the engine's memory is never freed under it (asked again
                 # while it runs: the engine may have started after the first ask)
                 while not done.is_set() and worker.is_alive():
-                    self._stop()
+                    self.stop()
                     done.wait(0.05)
             if failure:
                 raise failure[0]
@@ -219,7 +225,8 @@ class Analyser:
             raise Interrupted(result)
         return result
 
-    def _stop(self) -> None:
+    def stop(self) -> None:
+        """Stop the search under way (from another thread): the proof, then the engine."""
         self._control.stop()
         self.engine.stop()
         if self.mcts is not None:
@@ -538,8 +545,9 @@ def analyse(position, game: Game | None = None, tables: Sequence[Table] = (), *,
             on_status: Callable[[Status], None] | None = None) -> dict:
     """The value of a position and of each of its moves, each labelled exact or estimated.
 
-    `position` is text or a position object of `game` (text needs no game where `tables`
-    give one).  A table of `tables` that holds the position answers it whole (every value
+    `position` is text or a position object of `game`; text needs no game: the first of
+    `tables` gives it, else the text itself (the smallest board it fits, as the command line
+    reads it).  A table of `tables` that holds the position answers it whole (every value
     exact, "source": "table"); else the engine searches it for `seconds` (default 5) or
     `nodes`, on `threads` threads, with those tables' tiers at its leaves ("source": "engine").
     Ctrl-C raises Interrupted, whose `result` is the best found so far."""

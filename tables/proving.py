@@ -11,6 +11,7 @@ Nothing here prints: progress goes to `progress` (a tier bar factory, solver/tie
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from ..solver import proof as proofs, proofcluster as proofclusters
@@ -50,20 +51,21 @@ def endgame_table(game: Game, directory: str | None = None, required: bool = Fal
     return max(found)[1]
 
 
-def prove(game: Game, position=None, *, memory: int = 1 << 30, threads: int | None = 1,
-          max_nodes: int | None = None, checkpoint: str | None = None,
-          tables: str | None = None, use_tables: bool = True, proof: str | None = None,
-          progress: Progress = no_progress, client: Any = None,
-          job_nodes: int = proofclusters.JOB_NODES) -> dict:
-    """Prove the value of `position` (left out: the start) of a game whose solver proves
-    (Overflow): the report `sowsolve prove --json` prints, "proved" true (value, winning moves,
-    positions expanded, ...) or false (within `max_nodes` expansions it did not).
+@dataclass
+class Prepared:
+    """What a proof needs checked and read before it starts (before a cluster is started for
+    it): the position, and the endgame table at its leaves (None: none)."""
+    position: Any
+    table_path: str | None
+    leaves: Any
 
-    `memory`: bytes of the search's table; `threads`: searches over it (this process);
-    `checkpoint`: a file the search is saved to and goes on from; `tables`: a directory whose
-    endgame table of the board (of most discs) ends lines (left out: the tables directory's,
-    if any; `use_tables=False`: none); `proof`: a file the proof is written to; `client`: a Dask
-    client to prove on its workers in jobs of `job_nodes` expansions."""
+
+def prepare(game: Game, position=None, *, checkpoint: str | None = None,
+            tables: str | None = None, use_tables: bool = True,
+            proof: str | None = None) -> Prepared:
+    """The checks of `prove` that need no search (the game proves, the position, the output
+    files) and its endgame table read; BadParameters, TableMissing or BadPosition (one
+    sentence) before any work."""
     if not game.solver.proves:
         raise BadParameters(f"{game.describe()} is solved whole by `sowsolve solve`; the proof "
                             f"search is for games solved by search (Overflow)")
@@ -78,6 +80,28 @@ def prove(game: Game, position=None, *, memory: int = 1 << 30, threads: int | No
         raise BadParameters("--proof and --checkpoint name the same file")
     table_path = endgame_table(game, tables, required=tables is not None) if use_tables else None
     leaves = None if table_path is None else leaves_of(game, table_path)
+    return Prepared(position, table_path, leaves)
+
+
+def prove(game: Game, position=None, *, memory: int = 1 << 30, threads: int | None = 1,
+          max_nodes: int | None = None, checkpoint: str | None = None,
+          tables: str | None = None, use_tables: bool = True, proof: str | None = None,
+          progress: Progress = no_progress, client: Any = None,
+          job_nodes: int = proofclusters.JOB_NODES, prepared: Prepared | None = None) -> dict:
+    """Prove the value of `position` (left out: the start) of a game whose solver proves
+    (Overflow): the report `sowsolve prove --json` prints, "proved" true (value, winning moves,
+    positions expanded, ...) or false (within `max_nodes` expansions it did not).
+
+    `memory`: bytes of the search's table; `threads`: searches over it (this process);
+    `checkpoint`: a file the search is saved to and goes on from; `tables`: a directory whose
+    endgame table of the board (of most discs) ends lines (left out: the tables directory's,
+    if any; `use_tables=False`: none); `proof`: a file the proof is written to; `client`: a Dask
+    client to prove on its workers in jobs of `job_nodes` expansions; `prepared`: what
+    `prepare` returned for the same arguments (checked before the client was made)."""
+    if prepared is None:
+        prepared = prepare(game, position, checkpoint=checkpoint, tables=tables,
+                           use_tables=use_tables, proof=proof)
+    position, table_path, leaves = prepared.position, prepared.table_path, prepared.leaves
     cluster = None
     if client is not None:
         source = None

@@ -184,23 +184,27 @@ def _solved_tiers(path: str, game: Game, force: bool, max_stones) -> tuple[set[i
 
 
 def solve(game: Game | str, *, table: str | None = None, threads: int | None = None,
-          executor: Any = IN_PROCESS, max_stones: int | None = None,
+          executor: Any = None, max_stones: int | None = None,
           progress: Progress = no_progress, max_positions: int = DEFAULT_MAX_POSITIONS,
           force: bool = False, allow_large: bool = False,
-          on_estimate: Callable[[dict], None] | None = None, **board) -> SolveResult:
+          on_estimate: Callable[[dict], None] | None = None, work: Plan | None = None,
+          **board) -> SolveResult:
     """Solve every position of a board (or, with `max_stones`, an endgame table) into the
     table file `table` (left out: GAME-BOARD.sqlite in the tables directory), resuming a table
     left unfinished and doing nothing to a finished one.
 
     `game` is a Game or a registered name with its board (`solve("diffusion", cols=4,
     stones=2)`).  `threads`: kernel threads (None: every core); `executor`: where the tiers'
-    work runs (solver/tiers.py; a DaskExecutor for a cluster); `progress`: a tier bar factory.
+    work runs (None: in this process; a DaskExecutor for a cluster, entered here once the
+    table is held); `progress`: a tier bar factory.
     A solve whose estimate does not fit this machine raises BadParameters unless
     `allow_large`; `on_estimate` gets the estimate once the table is opened for writing.
     Ctrl-C raises KeyboardInterrupt saying what was kept (a table that cannot resume is
     removed if this call created it)."""
-    work = plan(game, table=table, threads=threads, max_stones=max_stones,
-                max_positions=max_positions, force=force, **board)
+    executor = IN_PROCESS if executor is None else executor
+    if work is None:        # (a caller that planned, as the command does, hands its plan over)
+        work = plan(game, table=table, threads=threads, max_stones=max_stones,
+                    max_positions=max_positions, force=force, **board)
     game, path = work.game, work.path
     if work.estimate is not None and not work.estimate["fits"] and not allow_large:
         raise TooLarge(work.estimate)
@@ -209,11 +213,11 @@ def solve(game: Game | str, *, table: str | None = None, threads: int | None = N
         check_spreads(game, max_stones)
     created = force or not os.path.exists(path)
     writer = TableWriter(path, game, force=force, max_stones=max_stones)  # one solve at a time
-    if work.estimate is not None and on_estimate is not None:
-        on_estimate(work.estimate)
     report = None
     stack = contextlib.ExitStack()
     try:
+        if work.estimate is not None and on_estimate is not None:
+            on_estimate(work.estimate)      # a callback that fails leaves the table as solves do
         started = time.perf_counter()
         if not writer.finished and hasattr(executor, "__enter__"):
             # a cluster's executor sets up its run directory only once this solve holds the

@@ -286,7 +286,7 @@ class Overflow(Game):
     # moves kept the value as often either way (280 of 300 positions, 0.1 s).
     # The engine searches Overflow by Monte Carlo trees instead (UCB1 constant 0.7): at 1 s a
     # move on 6x6, alpha-beta over these features scored 9 of 20 against the plain UCT player,
-    # the Monte Carlo search 18 of 20; on the 4x4 table both keep the value of 99.7% of 2,000
+    # the Monte Carlo search 18 of 20; on the 4x4 table they keep the value of 99.7% and 99.8% of 2,000
     # positions in 0.1 s (docs/analysis.md, bench/results/).
     evaluation = Evaluation(features=("house_cells", "last_cell"),
                             weights=(100, 300), unit="house cells", monte_carlo=0.7)
