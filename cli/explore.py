@@ -1,5 +1,5 @@
 """`sowsolve show`, `play` and `serve`: see a position, play against the perfect player, explore
-in a browser.  Every game is drawn through its own drawing hook (`Game.picture`) by
+in a browser.  Every game is drawn through its own drawing hook (`Drawable.picture`) by
 solver/drawing.py; nothing here names a game."""
 from __future__ import annotations
 

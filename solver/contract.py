@@ -166,13 +166,6 @@ class Game(ABC):
         """Who is to move at `position`, as `sides` names the players."""
         return position.side
 
-    # --- drawing (optional: show, play and the web explorer draw positions with it) ------
-    def picture(self, position) -> "Picture":
-        """The board of `position` as a solver.drawing.Picture: pits or cells on a grid with
-        their counts, whose block or house each is, and where each legal move starts (and which
-        way it heads); drawing.svg and drawing.text draw it for every game alike."""
-        raise NotImplementedError(f"{self.describe()} has no picture")
-
     def perft(self, position, depth: int) -> list[int]:
         """Move-path counts for depths 1..depth (games that have a kernel count there)."""
         counts, frontier = [], [position]
@@ -192,38 +185,6 @@ class Game(ABC):
     # --- play layer (optional: the analysis engine, tables/analysis.py) ------------------
     #: the engine's evaluation (None: the game offers no play layer)
     evaluation: Evaluation | None = None
-
-    def play_kernel(self):
-        """The PlayKernel capsule (sowsolve_kernel.h) of this board."""
-        raise NotImplementedError(f"{self.describe()} has no play layer")
-
-    def play_state(self, position) -> bytes:
-        """The engine's state of a position."""
-        raise NotImplementedError(f"{self.describe()} has no play layer")
-
-    def play_move(self, position, code: int):
-        """The move of `position` whose play-kernel code is `code`."""
-        raise NotImplementedError(f"{self.describe()} has no play layer")
-
-    # --- tier layer (optional) --------------------------------------------------------
-    def tiers(self) -> Sequence[int]:
-        """Tiers in solving order (every child of a tier lies in it or in an earlier one)."""
-        raise NotImplementedError(f"{self.name} is not solved by tiers")
-
-    def tier_size(self, tier: int) -> int:
-        raise NotImplementedError
-
-    def tier_dependencies(self, tier: int) -> Iterable[int]:
-        """Earlier tiers that children of `tier` can lie in."""
-        raise NotImplementedError
-
-    def score_tier(self, tier: int, lower: dict):
-        """Score games: one tier for cext/scoresolve.pyx's solve_tier -- an object whose
-        `capsule()` is a ScoreTier of sowsolve_kernel.h (moves and un-moves in the kernel, the
-        values of captures read from `lower`, tier -> solved tier as its value kind's
-        `tier_data` gives it: a MarginTier of records and long table), and whose
-        `moves(index)` and `unmoves(index)` show the same to the self-check."""
-        raise NotImplementedError
 
     def check_position(self, position) -> None:
         """BadPosition for a position its text allows that cannot arise in a game of this board
@@ -247,40 +208,6 @@ class Game(ABC):
         """What the mover banks by the move itself (captured seeds in score games)."""
         return 0
 
-    def kernel(self):
-        """The Cython kernel object, whose capsule() feeds the solver kernels."""
-        raise NotImplementedError
-
-    def locate(self, position) -> tuple[int, int]:
-        """(tier, index) of the stored position whose record is this position's record."""
-        raise NotImplementedError
-
-    def key(self, position) -> tuple[int, int]:
-        """Keyed games: (tier, canonical packed position) under which the record is stored."""
-        raise NotImplementedError
-
-    def position_of_key(self, key: int):
-        """Keyed games: the position a packed key stands for."""
-        raise NotImplementedError
-
-    def tiers_of_keys(self, keys: np.ndarray) -> np.ndarray:
-        """Keyed games: the tier of each packed key (vectorised: a search stores its results
-        tier by tier, and a table's keys are checked against their tier)."""
-        raise NotImplementedError
-
-    def keys_fit(self, tier: int, keys: np.ndarray) -> bool:
-        """Keyed games: whether every key is a packing of a position of `tier` that the kernel
-        can unpack (a table's keys are checked with it before any reaches the kernel)."""
-        raise NotImplementedError
-
-    def keyed_tier_bound(self, tier: int) -> int:
-        """Keyed games: the most positions a tier can hold (a table claiming more is corrupt)."""
-        raise NotImplementedError
-
-    def keyed_tier_possible(self, tier: int) -> bool:
-        """Keyed games: whether `tier` names a tier of the board at all."""
-        raise NotImplementedError
-
     def reachable_positions(self) -> int | None:
         """Keyed games: how many positions a solve from the start reaches, where measured."""
         return None
@@ -294,16 +221,6 @@ class Game(ABC):
         phrase ("boards beyond 16 cells reach billions"), or None where that is not known."""
         return None
 
-    # --- score games ------------------------------------------------------------------
-    def side_index(self, position) -> int:
-        """Score games: 0 when the first player (whose margin the score solver counts as positive)
-        is to move, 1 for the other."""
-        raise NotImplementedError
-
-    def leftover_margin(self, position) -> int:
-        """Score games: the margin the side to move gets when the game ends at `position`."""
-        raise NotImplementedError
-
     def final_result(self, position, stores: str, margin: int) -> dict:
         """Score games: the end of the game from the stores already filled (text as the user
         typed it) and the margin the side to move secures from `position` on, as {"side",
@@ -311,22 +228,6 @@ class Game(ABC):
         many) of what is counted, "final_stores": {side: count} where the end is known}."""
         raise BadParameters(f"--stores applies to games that keep score in stores; "
                             f"{self.describe()} has none")
-
-    def stored_positions(self, tier: int, start: int, stop: int) -> list:
-        """Positions stored at indices start..stop-1 of a tier."""
-        raise NotImplementedError
-
-    def kernel_moves(self, position) -> list:
-        """[(move, child)] as the kernel generates them (for the self-check)."""
-        raise NotImplementedError
-
-    def kernel_unmoves(self, position) -> list:
-        """[(move, parent)]: kernel un-moves that lead to `position` inside its tier."""
-        raise NotImplementedError
-
-    def kernel_children(self, tier: int, index: int):
-        """The solver's view: [(tier, index)] of children, or the final record."""
-        return self.kernel().children(tier, index)
 
     #: what a table of this game holds, in a phrase (for `info`)
     storage_note: str = "every position"
@@ -340,3 +241,156 @@ class Game(ABC):
         first): its images and, where a table keeps one position per class of board
         symmetries, every distinct symmetric image (`export --every-orientation`)."""
         return self.images(position)
+
+
+# --- capabilities: what a solver (or a command) requires of a game, by type --------------------
+
+class Capability(ABC):
+    """A group of hooks beyond the rules that a solver requires of a game by type: a game
+    offers one by deriving from it and filling its hooks, a solver lists what it needs
+    (`Solver.needs`, `Indexing.needs`) and is checked against the game up front.  `purpose`
+    says what the capability is for (the sentence of a game that lacks it)."""
+    purpose: str = ""
+
+
+class Compiled(Capability):
+    """A compiled kernel (cext/<game>.pyx) the solver kernels call."""
+    purpose = "a compiled kernel"
+
+    @abstractmethod
+    def kernel(self):
+        """The Cython kernel object, whose capsule() feeds the solver kernels."""
+
+    @abstractmethod
+    def kernel_moves(self, position) -> list:
+        """[(move, child)] as the kernel generates them (for the self-check)."""
+
+    def kernel_children(self, tier: int, index: int):
+        """The solver's view: [(tier, index)] of children, or the final record."""
+        return self.kernel().children(tier, index)
+
+
+class Tiered(Capability):
+    """Tiers in solving order, each closed under play with the tiers before it."""
+    purpose = "tiers in solving order"
+
+    @abstractmethod
+    def tiers(self) -> Sequence[int]:
+        """Tiers in solving order (every child of a tier lies in it or in an earlier one)."""
+
+    @abstractmethod
+    def tier_size(self, tier: int) -> int: ...
+
+    @abstractmethod
+    def tier_dependencies(self, tier: int) -> Iterable[int]:
+        """Earlier tiers that children of `tier` can lie in."""
+
+
+class DenseIndex(Tiered):
+    """A perfect index of the positions of each tier (tables indexed densely)."""
+    purpose = "a dense index of positions"
+
+    @abstractmethod
+    def locate(self, position) -> tuple[int, int]:
+        """(tier, index) of the stored position whose record is this position's record."""
+
+    @abstractmethod
+    def stored_positions(self, tier: int, start: int, stop: int) -> list:
+        """Positions stored at indices start..stop-1 of a tier."""
+
+
+class Unmoves(Capability):
+    """Un-moves inside a tier in the kernel (the self-check compares them with the moves)."""
+    purpose = "un-moves inside a tier"
+
+    @abstractmethod
+    def kernel_unmoves(self, position) -> list:
+        """[(move, parent)]: kernel un-moves that lead to `position` inside its tier."""
+
+
+class KeyedIndex(Capability):
+    """Canonical packed positions as keys (tables of the positions a search reached)."""
+    purpose = "packed positions"
+
+    @abstractmethod
+    def key(self, position) -> tuple[int, int]:
+        """Keyed games: (tier, canonical packed position) under which the record is stored."""
+
+    @abstractmethod
+    def position_of_key(self, key: int):
+        """Keyed games: the position a packed key stands for."""
+
+    @abstractmethod
+    def tiers_of_keys(self, keys: np.ndarray) -> np.ndarray:
+        """Keyed games: the tier of each packed key (vectorised: a search stores its results
+        tier by tier, and a table's keys are checked against their tier)."""
+
+    @abstractmethod
+    def keys_fit(self, tier: int, keys: np.ndarray) -> bool:
+        """Keyed games: whether every key is a packing of a position of `tier` that the kernel
+        can unpack (a table's keys are checked with it before any reaches the kernel)."""
+
+    @abstractmethod
+    def keyed_tier_bound(self, tier: int) -> int:
+        """Keyed games: the most positions a tier can hold (a table claiming more is corrupt)."""
+
+    @abstractmethod
+    def keyed_tier_possible(self, tier: int) -> bool:
+        """Keyed games: whether `tier` names a tier of the board at all."""
+
+
+class ScoreTiers(Tiered):
+    """Score games solved tier by tier in the kernel: a tier's moves and un-moves, what a
+    move banks, the margin of a game that ends, who is to move."""
+    purpose = "a tier's moves and un-moves in the kernel, and what a move banks"
+
+    @abstractmethod
+    def score_tier(self, tier: int, lower: dict):
+        """Score games: one tier for cext/scoresolve.pyx's solve_tier -- an object whose
+        `capsule()` is a ScoreTier of sowsolve_kernel.h (moves and un-moves in the kernel, the
+        values of captures read from `lower`, tier -> solved tier as its value kind's
+        `tier_data` gives it: a MarginTier of records and long table), and whose
+        `moves(index)` and `unmoves(index)` show the same to the self-check."""
+
+    @abstractmethod
+    def move_gain(self, position, move) -> int:
+        """What the mover banks by the move itself (captured seeds)."""
+
+    @abstractmethod
+    def side_index(self, position) -> int:
+        """Score games: 0 when the first player (whose margin the score solver counts as positive)
+        is to move, 1 for the other."""
+
+    @abstractmethod
+    def leftover_margin(self, position) -> int:
+        """Score games: the margin the side to move gets when the game ends at `position`."""
+
+
+class Drawable(Capability):
+    """Pictures of positions (show, play and the web explorer draw them)."""
+    purpose = "pictures of positions"
+
+    @abstractmethod
+    def picture(self, position) -> "Picture":
+        """The board of `position` as a solver.drawing.Picture: pits or cells on a grid with
+        their counts, whose block or house each is, and where each legal move starts (and which
+        way it heads); drawing.svg and drawing.text draw it for every game alike."""
+
+
+class Playable(Capability):
+    """The play layer of the analysis engine (tables/analysis.py): a compact state, its moves
+    in the kernel, and the evaluation declared beside the rules."""
+    purpose = "a play layer for the analysis engine"
+
+    @abstractmethod
+    def play_kernel(self):
+        """The PlayKernel capsule (sowsolve_kernel.h) of this board."""
+
+    @abstractmethod
+    def play_state(self, position) -> bytes:
+        """The engine's state of a position."""
+
+    @abstractmethod
+    def play_move(self, position, code: int):
+        """The move of `position` whose play-kernel code is `code`."""
+

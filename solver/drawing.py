@@ -1,4 +1,4 @@
-"""Pictures of positions: what a game's drawing hook (`Game.picture`) returns, and the two ways
+"""Pictures of positions: what a game's drawing hook (`Drawable.picture`) returns, and the two ways
 it is drawn -- an SVG picture (ElementTree, as python-chess's chess.svg) and text for a
 terminal.  A game says *what* is on its board (pits or cells on a grid, their counts, whose
 block or house each is, the outlined blocks, where each move starts and where it heads); this

@@ -1,6 +1,6 @@
 """Score tiers with cycles inside them (Zig Zag): the tier worker around cext/scoresolve.pyx.
 
-The game hands over each tier (`Game.score_tier`: moves and un-moves generated in its kernel,
+The game hands over each tier (`ScoreTiers.score_tier`: moves and un-moves generated in its kernel,
 the values of the moves that leave the tier read from the lower tiers in the window); the
 solver kernel turns it into margin records with threshold attractors, on every thread, in the
 kernel thread of solver/kernels.py.  The tier manager (solver/tiers.py) does the rest."""

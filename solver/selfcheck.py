@@ -29,7 +29,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .contract import Game
+from .contract import Drawable, Game, Unmoves
 from .tiers import TierManager
 from .values import REM_LONG, Margin, widen
 
@@ -118,7 +118,7 @@ def check_dependencies(game: Game, samples: int, rng: random.Random, report: Rep
 
 
 def check_unmoves(game: Game, samples: int, rng: random.Random, report: Report) -> None:
-    if type(game).kernel_unmoves is Game.kernel_unmoves:
+    if not isinstance(game, Unmoves):
         return                      # the game offers no un-moves (its solver needs none)
     for tier, _, position in _sampled(game, samples, rng):
         for move, parent in game.kernel_unmoves(position):
@@ -281,9 +281,7 @@ def check_walks(game: Game, samples: int, rng: random.Random, report: Report) ->
 def check_picture(game: Game, samples: int, rng: random.Random, report: Report) -> None:
     """The picture of positions along random games: its moves are the legal moves' texts, each
     starting (and heading) at a spot it draws, its spots named once each."""
-    try:
-        game.picture(game.initial())
-    except NotImplementedError:
+    if not isinstance(game, Drawable):
         report.note("the game offers no picture (show, play and serve cannot draw it)")
         return
     games = max(1, samples // 50)

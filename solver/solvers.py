@@ -18,7 +18,7 @@ import numpy as np
 
 from . import estimate as estimates
 from . import selfcheck
-from .contract import Game
+from .contract import Compiled, DenseIndex, Game, KeyedIndex, ScoreTiers
 from .errors import BadParameters
 from .kernels import verify_keys
 from .retrograde import RetrogradeVerifier, RetrogradeWorker
@@ -40,46 +40,23 @@ class Indexing:
     reached).  The name is what a table's metadata stores; tables/layout.py holds what each
     indexing means for a table file."""
     name: str
-    needs: tuple[str, ...]
+    #: the capability of the Game contract this indexing reads positions through
+    needs: tuple[type, ...]
     #: whether a stopped solve keeps its finished tiers and resumes after them
     resumable: bool
 
 
-DENSE = Indexing("dense", ("tiers", "tier_size", "tier_dependencies", "locate",
-                           "stored_positions"), resumable=True)
-KEYS = Indexing("keys", ("key", "position_of_key", "tiers_of_keys", "keys_fit",
-                         "keyed_tier_bound", "keyed_tier_possible"), resumable=False)
+DENSE = Indexing("dense", (DenseIndex,), resumable=True)
+KEYS = Indexing("keys", (KeyedIndex,), resumable=False)
 INDEXINGS = {indexing.name: indexing for indexing in (DENSE, KEYS)}
-
-#: every hook a solver may ask for, with what it is for (the message of a missing one)
-HOOK_PURPOSES = {
-    "kernel": "a compiled kernel", "kernel_moves": "the kernel's moves (for the self-check)",
-    "kernel_unmoves": "un-moves inside a tier", "tiers": "tiers in solving order",
-    "tier_size": "tier sizes", "tier_dependencies": "the tiers a tier's children lie in",
-    "locate": "a dense index of positions", "stored_positions": "positions by index",
-    "score_tier": "a tier's moves and un-moves in the kernel", "move_gain": "what a move banks",
-    "leftover_margin": "the margin of a game that ends", "tier_stones": "stones of a tier",
-    "key": "packed positions", "position_of_key": "unpacking of packed positions",
-    "tiers_of_keys": "the tier of a packed position", "keys_fit": "a check of packed positions",
-    "keyed_tier_bound": "the size bound of a tier of packed positions",
-    "keyed_tier_possible": "the tiers packed positions can have",
-    "side_index": "which player is to move",
-}
-
-
-def offers(game: Game, hook: str) -> bool:
-    """Whether the game fills a hook (overrides the contract's default)."""
-    own = getattr(type(game), hook, None)
-    return own is not None and own is not getattr(Game, hook, None)
-
 
 class Solver:
     """What every solver is; subclasses fill solve, estimate and the checks."""
     name: str
     indexing: Indexing
     value_kind: ValueKind
-    #: hooks of the Game contract this solver calls (beyond its indexing's)
-    needs: tuple[str, ...] = ("kernel", "kernel_moves")
+    #: capabilities of the Game contract this solver calls (beyond its indexing's)
+    needs: tuple[type, ...] = (Compiled,)
     #: what the game's kernel object must offer (checked when the kernel is first used: a
     #: kernel is built only by a solve or a check, never by a game being named)
     kernel_needs: tuple[str, ...] = ("capsule",)
@@ -97,9 +74,9 @@ class Solver:
 
     def require(self, game: Game) -> Game:
         """The game, if it offers everything this solver needs; MissingHooks naming what not."""
-        missing = [hook for hook in (*self.needs, *self.indexing.needs) if not offers(game, hook)]
+        missing = [need for need in (*self.needs, *self.indexing.needs) if not isinstance(game, need)]
         if missing:
-            what = ", ".join(f"{HOOK_PURPOSES.get(h, h)} ({h})" for h in missing)
+            what = ", ".join(f"{need.purpose} ({need.__name__})" for need in missing)
             raise MissingHooks(f"{game.describe()} cannot be solved by the {self.name} solver: "
                                f"the game does not offer {what}")
         if game.value_kind is not self.value_kind:
@@ -214,7 +191,7 @@ class ScoreTiers(TierSolver):
     indexing = DENSE
     value_kind = MARGIN
     kernel_needs = ()           # the game hands over each tier itself (score_tier)
-    needs = ("kernel", "kernel_moves", "score_tier", "move_gain", "leftover_margin", "side_index")
+    needs = (Compiled, ScoreTiers)
     checks = (selfcheck.check_ranking, selfcheck.check_kernel_moves, selfcheck.check_dependencies,
               selfcheck.check_score_tier)
     estimator = staticmethod(estimates.score_estimate)

@@ -2,7 +2,7 @@
 verification of a table.
 
 A game orders its positions into tiers such that every child of a tier lies in it or in an
-earlier one (`Game.tiers`, `Game.tier_dependencies`).  The manager walks that order and owns
+earlier one (`Tiered.tiers`, `Tiered.tier_dependencies`).  The manager walks that order and owns
 everything around the work on one tier: which tiers stay in memory (a window holding exactly
 the tiers some later tier still reads), loading them from the store, skipping the tiers a store
 already holds (resume), handing each finished tier on (to the store), and one progress bar for

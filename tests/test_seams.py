@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from sowsolve.solver.contract import Game
+from sowsolve.solver.contract import Capability, Compiled, DenseIndex, Game
 from sowsolve.solver.games import GAMES, make_game
 from sowsolve.solver.games.zigzag import ZigZag
 from sowsolve.solver.solvers import INDEXINGS, SOLVERS, MissingHooks
@@ -89,20 +89,25 @@ def test_games_never_import_a_solver():
 
 
 @pytest.mark.parametrize("solver", sorted(SOLVERS))
-def test_a_solver_needs_only_hooks_of_the_contract(solver):
-    for hook in (*SOLVERS[solver].needs, *SOLVERS[solver].indexing.needs):
-        assert callable(getattr(Game, hook, None)), hook
+def test_a_solver_needs_only_capabilities_of_the_contract(solver):
+    """A solver requires capabilities by type (classes of the contract with abstract hooks),
+    never hooks by name."""
+    for need in (*SOLVERS[solver].needs, *SOLVERS[solver].indexing.needs):
+        assert isinstance(need, type) and issubclass(need, Capability) and need.purpose, need
+        assert need.__abstractmethods__, need
 
 
-def test_a_game_missing_a_hook_is_refused_up_front_in_one_sentence():
-    class NoGraph(ZigZag):
-        score_tier = Game.score_tier
-
+def test_a_game_missing_a_capability_is_refused_up_front_in_one_sentence():
+    """A Zig Zag that is no ScoreTiers game (its rules and dense index only) cannot be solved
+    by the score solver: one sentence naming what it lacks."""
+    own = {k: v for k, v in vars(ZigZag).items()
+           if k not in ("__dict__", "__weakref__", "__abstractmethods__", "_abc_impl")}
+    NoGraph = type("NoGraph", (Game, DenseIndex, Compiled), own)
     game = NoGraph(cols=2, stones=1)
     with pytest.raises(MissingHooks) as refused:
         SOLVERS["score-tiers"].require(game)
     message = str(refused.value)
-    assert "score_tier" in message and "Zig Zag, 2x2" in message and "\n" not in message
+    assert "ScoreTiers" in message and "Zig Zag, 2x2" in message and "\n" not in message
     assert isinstance(refused.value, ValueError)        # a usage error: exit 2 in the CLI
 
 

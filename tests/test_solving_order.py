@@ -1,4 +1,4 @@
-"""Resuming follows the game's solving order (`Game.tiers()`), never the numbers of its tiers:
+"""Resuming follows the game's solving order (`Tiered.tiers()`), never the numbers of its tiers:
 the contract promises only that every child of a tier lies in it or in an earlier one, not that
 tier numbers rise along the order.  A game whose tiers run 30, 10, 20 is stopped after 30 and
 10: the solve resumed after 10, the table keeps tiers up to 10, and the tiers are marked solved

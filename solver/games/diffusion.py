@@ -9,7 +9,8 @@ from __future__ import annotations
 import string
 from typing import NamedTuple
 
-from ..contract import Evaluation, Game, Rates
+from ..contract import (Compiled, DenseIndex, Drawable, Evaluation, Game, Playable, Rates,
+                        Unmoves)
 from ..drawing import Picture, Region, Spot
 from ...cext import diffusion as _diffusion
 from ..errors import BadParameters, BadPosition, quote
@@ -30,7 +31,7 @@ class Position(NamedTuple):
     side: str            # 'A' or 'B'
 
 
-class Diffusion(Game):
+class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable):
     """Diffusion on 2 rows of `cols` pits with `stones` per pit at the start."""
 
     sides = ("A", "B")

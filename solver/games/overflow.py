@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..contract import Evaluation, Game, Rates
+from ..contract import Compiled, DenseIndex, Drawable, Evaluation, Game, KeyedIndex, Playable, Rates
 from ..drawing import Picture, Spot
 from ...cext import overflow as _overflow
 from ..errors import BadMove, BadParameters, BadPosition, quote
@@ -33,7 +33,7 @@ class Position(NamedTuple):
     side: str            # 'L' or 'D'
 
 
-class Overflow(Game):
+class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable):
     """Overflow on `rows` ranks of `cols` files, one disc per cell at the start."""
     pieces = "discs"
     sides = ("L", "D")
@@ -366,7 +366,7 @@ class Overflow(Game):
                 for move, child in self.board_kernel().moves(position.heights)]
 
 
-class OverflowEndgame(Overflow):
+class OverflowEndgame(Overflow, DenseIndex):
     """Overflow endgame tables (`solve overflow --max-discs D`): every position of the board
     with at most D discs that keeps one group, whatever the start, solved tier by tier by the
     retrograde solver.  A move lowers (discs, occupied cells) lexicographically -- an overflow

@@ -11,7 +11,8 @@ import re
 import string
 from typing import NamedTuple
 
-from ..contract import Evaluation, Game, Rates
+from ..contract import (Compiled, DenseIndex, Drawable, Evaluation, Game, Playable, Rates,
+                        ScoreTiers)
 from ..drawing import Picture, Region, Spot
 from ...cext import zigzag as _zigzag
 from ..kernels import run_stoppable
@@ -39,7 +40,7 @@ class Turn(NamedTuple):
     ko: int | None
 
 
-class ZigZag(Game):
+class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable):
     """Zig Zag on 2 rows of `cols` pits (cols even) with `stones` seeds per pit at the start."""
     pieces = "seeds"
     sides = ("p", "P")
