@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 
-from ..solver.contract import Game
+from ..solver.contract import Game, Playable
 from ..solver.values import WIN_LOSS
 from ..solver.errors import BadParameters
 from ..solver.games import make_game
@@ -79,7 +79,7 @@ class Analyser:
                  leaf_bytes: int = DEFAULT_LEAF_BYTES, weights: Sequence[int] | None = None,
                  proof_share: float = PROOF_SHARE, search: str | None = None,
                  exploration: float | None = None):
-        if game.evaluation is None:
+        if not isinstance(game, Playable) or game.evaluation is None:
             raise BadParameters(f"{game.describe()} has no analysis engine")
         # the game declares its search (Evaluation.monte_carlo); a bench may ask for the other
         if search is None:
