@@ -3,14 +3,12 @@ import pathlib
 
 import pytest
 
-from sowsolve.solver.games import make_game
-
-VECTORS = pathlib.Path(__file__).parent / "vectors"
+from sowsolve.solver.games import make_game, vector_file
 
 
 def vectors(game: str) -> dict:
-    """The vector file of a registered game (its format: tests/vectors/README.md)."""
-    return json.loads((VECTORS / f"{game}.json").read_text())
+    """The vector file of a registered game, in its package (format: docs/vectors.md)."""
+    return json.loads(vector_file(game).read_text())
 
 
 def solve_to(path, name: str, **parameters):

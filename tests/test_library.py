@@ -78,7 +78,7 @@ def test_the_front_names_what_it_offers():
 
 
 def test_prove_as_a_library_call(tmp_path):
-    """The start of 3x3 Overflow is a loss for Light (tests/vectors/overflow.json: loss in 14);
+    """The start of 3x3 Overflow is a loss for Light (solver/games/overflow/overflow.json: loss in 14);
     a budget too small says so without raising; a proof file is written and checks."""
     from sowsolve.solver import proof as proofs
     game = sowsolve.make_game("overflow", size="3x3")

@@ -14,7 +14,7 @@ from sowsolve.solver.games.overflow import Position
 from sowsolve.solver.search import search
 from sowsolve.tables.store import open_table
 
-# The legal moves at the start and the perft counts of RULES.md are in tests/vectors/overflow.json,
+# The legal moves at the start and the perft counts of RULES.md are in solver/games/overflow/overflow.json,
 # checked by test_vectors.py.
 
 G44 = make_game("overflow", size="4x4")
@@ -190,7 +190,7 @@ def test_3x3_solve_equals_plain_minimax(tmp_path):
                 assert tuple(table.probe(position)) == minimax(position), game.format_position(position)
                 count += 1
         assert count == sum(table.tier_size(t) for t in table.tiers)
-    # the 3x3 start value of tests/vectors/overflow.json, by the same minimax
+    # the 3x3 start value of solver/games/overflow/overflow.json, by the same minimax
     entry = next(e for e in vectors("overflow")["solved"] if e["parameters"] == {"size": "3x3"})
     start = game.initial() if entry["position"] is None else game.parse_position(entry["position"])
     children = [minimax(game.play(start, move)) for move in game.legal_moves(start)]

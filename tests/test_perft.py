@@ -1,5 +1,5 @@
 """Perft: the Diffusion kernel agrees with a plain Python count (the perft counts of RULES.md
-are in tests/vectors/, checked by test_vectors.py)."""
+are in the games' vector files, solver/games/<game>/<game>.json, checked by test_vectors.py)."""
 import pytest
 
 from sowsolve.solver.games import make_game

@@ -159,9 +159,13 @@ def cited_paths(text: str) -> list[str]:
 
 
 def test_rules_cite_only_files_in_the_repository():
-    text = (ROOT / "docs" / "RULES.md").read_text()
-    cited = cited_paths(text)
-    missing = [p for p in cited if not ((ROOT / p).exists() or (ROOT / "docs" / p).exists())]
+    """docs/RULES.md and every game's RULES.md (in its package) name only files that exist."""
+    missing = []
+    for page in [ROOT / "docs" / "RULES.md", *sorted((ROOT / "solver" / "games").glob("*/RULES.md"))]:
+        for p in cited_paths(page.read_text()):
+            if not any((base / p).exists() for base in (ROOT, ROOT / "docs", page.parent)):
+                missing.append(f"{page.relative_to(ROOT)}: {p}")
+    assert len(list((ROOT / "solver" / "games").glob("*/RULES.md"))) == 3
     assert not missing, missing
 
 

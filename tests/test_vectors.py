@@ -1,4 +1,4 @@
-"""The vector files of tests/vectors/ (one per registered game, format in tests/vectors/README.md),
+"""The vector files of the games (solver/games/<game>/<name>.json, one per registered game, format in docs/vectors.md),
 checked through the Game contract (`make_game`) and the commands only: rule examples, perft counts
 (also by a plain count written here), solved values (small boards solved here with `sowsolve
 solve`, read with `sowsolve query`), the contract self-check of every game (`sowsolve check`),
@@ -11,10 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from sowsolve.cli.app import app
-from sowsolve.solver.games import GAMES, make_game
+from sowsolve.solver.games import GAMES, make_game, vector_file
 
 HERE = pathlib.Path(__file__).parent
-VECTORS = HERE / "vectors"
+#: every vector file of the games' packages (solver/games/<game>/<name>.json)
+GAME_PACKAGES = HERE.parent / "solver" / "games"
 README = (HERE.parent / "README.md").read_text()
 #: the result tables: docs/results.md
 RESULTS = (HERE.parent / "docs" / "results.md").read_text()
@@ -27,7 +28,7 @@ FORMAT = {
                {"best", "moves", "winning_moves", "legal_moves", "positions"}),
     "check": ({"parameters"}, set()),
 }
-FILES = {path.stem: json.loads(path.read_text()) for path in sorted(VECTORS.glob("*.json"))}
+FILES = {path.stem: json.loads(path.read_text()) for path in sorted(GAME_PACKAGES.glob("*/*.json"))}
 #: the plain perft below counts a depth only while it has at most this many move paths
 PLAIN_PERFT_LIMIT = 25_000
 
@@ -67,16 +68,16 @@ def start_of(game, position: str | None):
 
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_every_registered_game_has_a_vector_file(game):
-    assert game in FILES, f"{game} has no vector file tests/vectors/{game}.json"
+    assert game in FILES, f"{game} has no vector file {vector_file(game)}"
     assert FILES[game]["game"] == game
     for section in FORMAT:
-        assert FILES[game].get(section), f"tests/vectors/{game}.json has no {section} entries"
+        assert FILES[game].get(section), f"{vector_file(game)} has no {section} entries"
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
 def test_vector_files_follow_the_format(name):
     doc = FILES[name]
-    assert name in GAMES, f"tests/vectors/{name}.json is not of a registered game"
+    assert name in GAMES, f"the vector file {name}.json is not of a registered game"
     assert set(doc) == {"game", "source"} | set(FORMAT) and doc["game"] == name
     for section, (required, optional) in FORMAT.items():
         for entry in doc[section]:
@@ -390,7 +391,7 @@ def test_readme_claims_are_of_registered_games():
 def test_readme_figures_are_in_the_vector_files(name, parameters, position, fields):
     wanted = position_key(name, parameters, position)
     found = [e for e in FILES[name]["solved"] if position_key(name, e["parameters"], e["position"]) == wanted]
-    assert found, f"the README states {fields} of {wanted}; tests/vectors/{name}.json has no such entry"
+    assert found, f"the README states {fields} of {wanted}; {vector_file(name)} has no such entry"
     assert {key: found[0].get(key) for key in fields} == fields
 
 

@@ -91,7 +91,7 @@ def test_2x2_margins_equal_brute_force(tmp_path, stones):
     # one record per pair of positions turned half a turn into each other, one per start board
     stored = [p for p in possible if p.last != "p"]
     assert len(stored) == sum(game.tier_size(t) for t in game.tiers())
-    # the start value and positions of the board in tests/vectors/zigzag.json, by the brute force
+    # the start value and positions of the board in solver/games/zigzag/zigzag.json, by the brute force
     entry = next(e for e in vectors("zigzag")["solved"]
                  if e["parameters"] == {"cols": 2, "stones": stones} and e["position"] is None)
     assert (entry["value"], entry["positions"]) == (-expected[game.initial()], len(stored))

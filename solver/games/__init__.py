@@ -20,7 +20,9 @@ Each registered name is one GameEntry: the class, what the name fixes of its con
 """
 from __future__ import annotations
 
+import pathlib
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -170,3 +172,10 @@ def make_game(name: str, *, endgame: bool = False, **parameters) -> Game:
         raise BadParameters(f"unknown game {quote(name)}; known games: "
                             f"{', '.join(GAMES)}") from None
     return entry.build(parameters, endgame)
+
+
+def vector_file(name: str) -> pathlib.Path:
+    """The vector file of a registered game (docs/vectors.md): <name>.json in the package of
+    its game, beside its rules."""
+    entry = GAMES[name]
+    return pathlib.Path(sys.modules[entry.cls.__module__].__file__).parent / f"{name}.json"

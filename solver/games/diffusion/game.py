@@ -9,13 +9,13 @@ from __future__ import annotations
 import string
 from typing import NamedTuple
 
-from ..contract import (Compiled, DenseIndex, Drawable, Evaluation, Game, Playable, Rates,
+from ...contract import (Compiled, DenseIndex, Drawable, Evaluation, Game, Playable, Rates,
                         Unmoves)
-from ..drawing import Picture, Region, Spot
-from ...cext import diffusion as _diffusion
-from ..errors import BadParameters, BadPosition, quote
-from ..params import Parameter
-from .notation import check_side, grid_of, parse_pit_move, side_is, split_fields, two_row_boards
+from ...drawing import Picture, Region, Spot
+from ....cext import diffusion as _diffusion
+from ...errors import BadParameters, BadPosition, quote
+from ...params import Parameter
+from ..notation import check_side, grid_of, parse_pit_move, side_is, split_fields, two_row_boards
 
 MAX_STONES_PER_PIT = 5
 MAX_COLS = 8          # the kernel's limit (a half of the board is coded in base 6 in 32 bits)

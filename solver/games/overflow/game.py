@@ -13,12 +13,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..contract import Compiled, DenseIndex, Drawable, Evaluation, Game, KeyedIndex, Playable, Rates
-from ..drawing import Picture, Spot
-from ...cext import overflow as _overflow
-from ..errors import BadMove, BadParameters, BadPosition, quote
-from ..params import GRID, Parameter
-from .notation import check_side, format_grid, grid_of, parse_grid, side_is, split_fields
+from ...contract import Compiled, DenseIndex, Drawable, Evaluation, Game, KeyedIndex, Playable, Rates
+from ...drawing import Picture, Spot
+from ....cext import overflow as _overflow
+from ...errors import BadMove, BadParameters, BadPosition, quote
+from ...params import GRID, Parameter
+from ..notation import check_side, format_grid, grid_of, parse_grid, side_is, split_fields
 
 # (file step, rank step): E, NE, N, NW, W, SW, S, SE
 DIRECTIONS = [(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]

@@ -11,15 +11,15 @@ import re
 import string
 from typing import NamedTuple
 
-from ..contract import (Compiled, DenseIndex, Drawable, Evaluation, Game, Playable, Rates,
+from ...contract import (Compiled, DenseIndex, Drawable, Evaluation, Game, Playable, Rates,
                         ScoreTiers)
-from ..drawing import Picture, Region, Spot
-from ...cext import zigzag as _zigzag
-from ..kernels import run_stoppable
-from ..values import MARGIN
-from ..errors import BadMove, BadParameters, BadPosition, quote
-from ..params import Parameter
-from .notation import (check_side, format_grid, grid_of, parse_grid, parse_pit_move, side_is,
+from ...drawing import Picture, Region, Spot
+from ....cext import zigzag as _zigzag
+from ...kernels import run_stoppable
+from ...values import MARGIN
+from ...errors import BadMove, BadParameters, BadPosition, quote
+from ...params import Parameter
+from ..notation import (check_side, format_grid, grid_of, parse_grid, parse_pit_move, side_is,
                        split_fields, two_row_boards)
 
 MAX_COLS = 8
