@@ -195,3 +195,22 @@ def test_the_docs_match_figures_are_the_measured_ones():
         assert result["time_per_move"] == float(seconds) and result["games"] == int(games)
         assert (result["wins"], result["draws"], result["losses"]) == (int(wins), int(draws), int(losses))
         assert round(100 * result["score_rate"]) == int(rate)
+
+
+def test_the_docs_figures_of_the_match_under_way_are_the_recorded_ones():
+    """The 1 s match on 6x6 docs/analysis.md reports is its recorded summary, and that summary
+    is what its progress file holds."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    text = " ".join((root / "docs/analysis.md").read_text().split())
+    found = re.search(r"After \*\*(\d+) games: (\d+) won, (\d+) lost, (\d+)%\*\* \(`([\w.-]+)`", text)
+    assert found, "docs/analysis.md gives the match under way"
+    games, wins, losses, rate, name = found.groups()
+    result = json.loads((root / "bench/results" / name).read_text())
+    assert (result["games"], result["wins"], result["losses"]) == (int(games), int(wins), int(losses))
+    assert round(100 * result["score_rate"]) == int(rate) and result["time_per_move"] == 1.0
+    lines = (root / "bench/results/match-overflow-6x6-1s.jsonl").read_text().splitlines()
+    played = [json.loads(line) for line in lines[1:]][:int(games)]
+    assert sum(g["result"] == "win" for g in played) == int(wins) and len(played) == int(games)
