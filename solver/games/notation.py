@@ -111,3 +111,9 @@ def two_row_boards(rows: list[list[int]] | None, stones: Sequence[int]) -> list[
     least = math.ceil(sum(map(sum, rows)) / (2 * len(rows[0])))
     return [{"cols": len(rows[0]), "stones": k} for k in stones if k >= least]
 
+
+def pit_table_phrase(family: str, cols: int, per_pit: int, pieces: str) -> str:
+    """How a two-row pit game's table is looked for: 'a Zig Zag table of 2x4 with at least 1
+    seed per pit'."""
+    piece = pieces[:-1] if per_pit == 1 else pieces
+    return f"a {family} table of 2x{cols} with at least {per_pit} {piece} per pit"

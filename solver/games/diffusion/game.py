@@ -15,7 +15,8 @@ from ...drawing import Picture, Region, Spot
 from ....cext import diffusion as _diffusion
 from ...errors import BadParameters, BadPosition, quote
 from ...params import Parameter
-from ..notation import check_side, grid_of, parse_pit_move, side_is, split_fields, two_row_boards
+from ..notation import (check_side, grid_of, parse_pit_move, pit_table_phrase, side_is,
+                        split_fields, two_row_boards)
 
 MAX_STONES_PER_PIT = 5
 MAX_COLS = 8          # the kernel's limit (a half of the board is coded in base 6 in 32 bits)
@@ -63,8 +64,7 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable):
         return two_row_boards(grid_of(text, 2, "AB"), cls.parameters_spec[1].values)
 
     def table_phrase(self) -> str:
-        return (f"a {self.family} table of 2x{self.cols} with at least {self.stones} "
-                f"{'stone' if self.stones == 1 else 'stones'} per pit")
+        return pit_table_phrase(self.family, self.cols, self.stones, self.pieces)
 
     def __init__(self, cols: int = 6, stones: int = 4, variant: int = 1):
         if variant not in (1, 2):

@@ -19,8 +19,8 @@ from ...kernels import run_stoppable
 from ...values import MARGIN
 from ...errors import BadMove, BadParameters, BadPosition, quote
 from ...params import Parameter
-from ..notation import (check_side, format_grid, grid_of, parse_grid, parse_pit_move, side_is,
-                       split_fields, two_row_boards)
+from ..notation import (check_side, format_grid, grid_of, parse_grid, parse_pit_move,
+                        pit_table_phrase, side_is, split_fields, two_row_boards)
 
 MAX_COLS = 8
 MAX_STONES = 9
@@ -77,8 +77,7 @@ class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable):
         return two_row_boards(grid_of(text, 4, "Pp"), cls.parameters_spec[1].values)
 
     def table_phrase(self) -> str:
-        return (f"a {self.family} table of 2x{self.cols} with at least {self.stones} "
-                f"{'seed' if self.stones == 1 else 'seeds'} per pit")
+        return pit_table_phrase(self.family, self.cols, self.stones, self.pieces)
 
     def __init__(self, cols: int = 6, stones: int = 5):
         if isinstance(cols, bool) or not isinstance(cols, int) or not 2 <= cols <= MAX_COLS or cols % 2:
