@@ -233,7 +233,7 @@ def solve(game: Game | str, *, table: str | None = None, threads: int | None = N
         if created and not game.solver.resumable:  # nothing to resume: leave no table
             writer.close()
             discard_table(path)
-        from ..tables.export import Terminated
+        from .export import Terminated
         if isinstance(exc, KeyboardInterrupt):
             raise KeyboardInterrupt(interrupted_text(game, writer, path)) from None
         if isinstance(exc, Terminated):     # SIGTERM, SIGHUP: as Ctrl-C
