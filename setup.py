@@ -13,6 +13,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Every cext/<name>.pyx is a kernel module sowsolve.cext.<name>: a new game's kernel needs no
 # line here.
 KERNELS = sorted(name[:-4] for name in os.listdir(os.path.join(HERE, "cext")) if name.endswith(".pyx"))
+# Every solver/games/<game>/ package (its rules, vector files and rule text) is installed as
+# sowsolve.solver.games.<game>: a new game's package needs no line here or in pyproject.toml.
+GAMES_DIR = os.path.join(HERE, "solver", "games")
+GAME_PACKAGES = sorted(name for name in os.listdir(GAMES_DIR)
+                       if os.path.isfile(os.path.join(GAMES_DIR, name, "__init__.py")))
 
 
 def compiler_has_openmp() -> bool:
@@ -50,6 +55,14 @@ extensions = [
 ]
 
 setup(
+    packages=["sowsolve", "sowsolve.solver", "sowsolve.solver.games", "sowsolve.cext",
+              "sowsolve.cli", "sowsolve.tables"]
+             + [f"sowsolve.solver.games.{name}" for name in GAME_PACKAGES],
+    # the kernels' sources and type stubs, the PEP 561 markers, each game's vectors and rules
+    package_data={"sowsolve.cext": ["*.pxd", "*.pyx", "*.h", "*.pyi", "py.typed"],
+                  "sowsolve": ["py.typed"],
+                  **{f"sowsolve.solver.games.{name}": ["*.json", "RULES.md"]
+                     for name in GAME_PACKAGES}},
     ext_modules=cythonize(
         extensions,
         compiler_directives={

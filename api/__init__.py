@@ -1,15 +1,18 @@
 """sowsolve as a library: solve a board into a table, open the tables of a directory, ask
-them about any position, prove an Overflow position, analyse any position.  The command line
-parses its options, calls these and renders what they return.
+them about any position, prove a position of a game solved by search, analyse any position.
+The command line parses its options, calls these and renders what they return.  Games are
+named as the command line names them (`sowsolve.GAMES`), boards by their options:
 
     import sowsolve
-    result = sowsolve.solve("diffusion", cols=4, stones=2, table="d42.sqlite")
+    result = sowsolve.solve(GAME, table="t.sqlite", **board)   # board: cols=4, stones=2, ...
     result.summary["start"]                        # what `sowsolve solve --json` prints
     with sowsolve.open_tables("tables-dir") as tables:
-        tables.probe("2222/2222 A")                # Value(value='win', remoteness=45)
-        tables.get("2222/2222 Q")                  # None: get never raises for a position
-    sowsolve.analyse("555555/555555 p - -", sowsolve.make_game("zigzag"), seconds=1)
-    sowsolve.prove(sowsolve.make_game("overflow", size="3x4"))["value"]   # 'win' 
+        tables.probe(POSITION)                     # Value(value='win', remoteness=45)
+        tables.get(POSITION)                       # None where no table holds it: never raises
+    sowsolve.analyse(POSITION, seconds=1)          # any position: exact or estimated values
+    sowsolve.prove(sowsolve.make_game(GAME, **board))["value"]
+
+README.md (Python) shows them on real games and positions.
 
 Errors subclass built-in ones (BadPosition and BadParameters are ValueErrors, TableMissing a
 FileNotFoundError, NotInTable a LookupError), each one sentence quoting the bad input."""

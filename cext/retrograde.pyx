@@ -2,7 +2,7 @@
 """Tier solver kernel for acyclic win/loss games, written once against the GameKernel.
 
 A tier's children lie in lower, already solved tiers or in the same tier.  Inside a tier the
-game graph is acyclic.  Where the game offers levels (GameKernel.level: Diffusion's potential,
+game graph is acyclic.  Where the game offers levels (GameKernel.level: a potential,
 which falls along every move), a whole tier is solved as a sweep: its indices sorted by level
 (a counting sort), then level by level upwards, each level split evenly between the threads --
 the positions of one level are independent, so there is no search, no waiting and no long first
@@ -44,7 +44,7 @@ WINLOSS_LAYOUT = {"unsolved": REC_UNSOLVED, "loss": REC_LOSS, "draw": REC_DRAW, 
                   "outcome_bits": REC_OUTCOME_BITS, "max_remoteness": REC_MAX_REMOTENESS}
 
 cdef enum:
-    MAX_CHILDREN = 256      # Overflow endgame tiers: 8 directions x up to 32 stacks
+    MAX_CHILDREN = 256      # keyed endgame tiers: 8 directions x up to 32 stacks
     MAX_DEPTH = 1 << 16
     ERR_RANGE = 1          # the game refused an index it should hold
     ERR_MISSING_TIER = 2   # a child in a tier that is not loaded (or above the current one)

@@ -29,13 +29,13 @@
 #define REC_MAKE(outcome, rem) ((uint16_t)(((rem) << REC_OUTCOME_BITS) | (outcome)))
 #define REC_MAX_REMOTENESS 16383u   /* (1 << (16 - REC_OUTCOME_BITS)) - 1 */
 
-/* Margin records (games scored by a margin: Zig Zag): the low 7 bits hold the margin plus
+/* Margin records (games scored by a margin): the low 7 bits hold the margin plus
  * MARGIN_BIAS (margins -MARGIN_MAX_VALUE..MARGIN_MAX_VALUE, so a solved record is never 0), the
  * high 9 bits the remoteness: 0..MARGIN_REM_LONG-1 plies as they are, MARGIN_REM_ENDLESS "no
  * end" (the value comes from play that goes on forever), and MARGIN_REM_LONG "long": the
  * remoteness, MARGIN_REM_LONG..MARGIN_MAX_REMOTENESS plies, is in the tier's long table, a
  * sorted array of uint64 entries (index << MARGIN_LONG_SHIFT) | plies beside the records.
- * Zig Zag's forced lines pass 510 plies on 2x4 with 4 seeds per pit; rather than widen every
+ * A margin game's forced lines pass 510 plies on 2x4 with 4 seeds per pit; rather than widen every
  * record, the records stay 16 bits and each long one costs 8 bytes more.  (Margins of up to 63 seeds cover
  * the standard board's 60.)  Plain int constants, so comparisons with signed values stay
  * signed. */
@@ -142,8 +142,8 @@ typedef struct GameKernel {
      * its side to move wins (*phi) or loses (*delta), each at least 1 (0 returned). */
     int (*proof_hint)(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta);
     /* For the tier solver (optional, NULL where not offered): a level of every position of a
-     * tier, 0 .. level_count-1, that is strictly lower at every same-tier child (Diffusion:
-     * RULES.md's potential).  Positions of one level are then independent of each other, so a
+     * tier, 0 .. level_count-1, that is strictly lower at every same-tier child (a potential
+     * every move inside a tier lowers).  Positions of one level are then independent of each other, so a
      * tier is solved as a sweep, level by level upwards, split evenly between threads (or
      * machines); -1 when (tier, index) is out of range. */
     int32_t (*level)(const void *ctx, int tier, int64_t index);
@@ -151,7 +151,7 @@ typedef struct GameKernel {
     /* For the tier solver's sweep (optional, NULL where not offered; only with `level`): every
      * position of a tier as a 32-bit member of the game's own coding, sorted by level, written
      * into members[0 .. size-1], and first[L] where level L starts (first[level_count] = size),
-     * without a level worked out per index (Diffusion enumerates pairs of half boards whose
+     * without a level worked out per index (a game may enumerate pairs of half boards whose
      * potentials add up to each level).  Returns 0, or -1 for a tier out of range. */
     int (*level_members)(const void *ctx, int tier, uint32_t *members, int64_t *first);
     /* ...and the children of a member, as `expand` (same return convention), with the
@@ -333,7 +333,7 @@ static inline int rec_claim(uint16_t *p, uint16_t v) {
  * SOWSOLVE_PLAY_CAPSULE.  A position is a state of state_bytes bytes the game lays out as it
  * likes (unused bytes zero, so two equal positions are equal bytes): the engine copies, hashes
  * and compares states and never reads inside one.  Every board of every game has one, however
- * large (Overflow 8x8, Zig Zag with 144 seeds), unlike the tier index or the 64-bit key. */
+ * large (8x8 boards of discs, 144 seeds), unlike the tier index or the 64-bit key. */
 #define SOWSOLVE_PLAY_CAPSULE "sowsolve.PlayKernel"
 #define PLAY_STATE_MAX 72
 #define PLAY_MAX_MOVES 512

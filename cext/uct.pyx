@@ -15,8 +15,9 @@ Both cores: root parallelism -- each thread grows its own tree from its own rand
 the root's visits are summed at the end (a plain and well-known way to use several cores).
 A playout longer than PLAYOUT_CAP plies is infinite play, ended as the rules end it: a draw in
 a win/loss game; in a margin game the last capturer takes the `leftover` seeds the root had on
-the board less what was captured since (random play in Zig Zag often never ends: 39 of 100
-playouts from the standard start were still going after 3,000 plies).
+the board less what was captured since (random play in a game of captures often never
+ends: 39 of 100 playouts from the standard start of the margin game were still going after
+3,000 plies).
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport prange
@@ -545,7 +546,7 @@ cdef void grow(Tree *t, int64_t playouts, double deadline, double c) noexcept no
         if playouts > 0 and t.playouts >= playouts:
             return
         if t.playouts >= MAX_TREE_PLAYOUTS:
-            return                                 # a node's visits would overflow
+            return                                 # a node's visits would pass 2^32
         if t.nodes[0].proven:
             return                                 # the root is proven: nothing left to learn
         if flag_load(t.stop):

@@ -14,7 +14,8 @@ from ..tables import locate
 from ..tables.directory import tables_of_board
 from ..tables.store import open_table
 from . import render
-from .app import WHOLE, app, clear_errors, emit_json, parse_memory, stop_on_terminate
+from .common import PROVERS, WHOLE, app, clear_errors, emit_json, parse_memory, stop_on_terminate
+from .gamehelp import documented
 
 
 def game_of_text(text: str, table: str | None):
@@ -78,6 +79,7 @@ class LiveLine:
 
 
 @app.command(short_help="Best moves of any position: exact from tables, else the engine's estimate.")
+@documented("analyse")
 def analyse(
     position: str = typer.Argument(..., help="Position text, e.g. '555555/555555 p - -'."),
     seconds: Optional[float] = typer.Option(None, "--time", metavar="SECONDS", help="Think this "
@@ -98,8 +100,8 @@ def analyse(
                                         "(its game and board are the position's); left out, "
                                         "every table of that board in the tables directory."),
     memory: str = typer.Option("256M", "--hash", metavar="SIZE", help="Memory of the search's "
-                               "transposition table or Monte Carlo trees (64M, 1G, ...); "
-                               "Overflow's proof search takes a quarter as much besides."),
+                               "transposition table or Monte Carlo trees (64M, 1G, ...); the "
+                               f"proof search ({PROVERS}) takes a quarter as much besides."),
     leaf_memory: str = typer.Option("1G", "--leaf-memory", metavar="SIZE", help="At most this "
                                     "much of the tables is read into memory for the leaves "
                                     "(tiers with the fewest stones first)."),
@@ -110,19 +112,12 @@ def analyse(
     A table that holds the position answers it: every value exact, as `query` prints it.
     Elsewhere the engine searches it and labels each value: exact (win/loss in N, or a
     margin) where the search reached only the end of the game and table entries, else an
-    estimate.  Diffusion and Zig Zag: alpha-beta with a transposition table, every table of
-    the board at its leaves, estimates in the game's unit (~+1.25 stones, seeds).  Overflow:
-    Monte Carlo trees (MCTS-Solver), estimates the playouts' mean result from -1 (lost) to
-    +1 (won); boards of at most 31 cells first get the proof search for half the budget.
-    What a proof settles is exact ("win (proved)", no remoteness).
+    estimate.  [searches]  Where the proof search proves positions ([provers]), boards of at
+    most 31 cells first get it for half the budget.  What a proof settles is exact ("win
+    (proved)", no remoteness).
     Ctrl-C prints the best found so far (exit 130).
 
-    \b
-    Examples:
-      sowsolve analyse '555555/555555 p - -' --time 10
-      sowsolve analyse '1111/1111/1111/1111 L' --time 2
-      sowsolve analyse '2311/3010 P - P' --multipv 3
-      sowsolve analyse '2222/2222 A' --nodes 9000 --json
+    [examples]
     """
     live = LiveLine()
     with clear_errors(), stop_on_terminate():

@@ -22,7 +22,8 @@ from ..tables import analysis
 from ..tables.directory import tables_of_board
 from ..tables.format import BeyondTable, NotInTable, TableMissing
 from ..tables.store import open_table
-from .app import GAME_HELP, app, clear_errors, complete_game, emit_json, stop_on_terminate
+from .common import GAME_HELP, app, clear_errors, complete_game, emit_json, stop_on_terminate
+from .gamehelp import documented, sides
 from .options import BOARD, board_options
 
 def game_for_text(name: str, board: dict, text: str):
@@ -55,6 +56,7 @@ def value_text(result: dict) -> str:
 
 @app.command("show", short_help="Draw a position, each move marked by the value it leads to.")
 @board_options
+@documented("show")
 def show_command(
     position: str = typer.Argument(..., help="Position text, e.g. '444444/444444 A'."),
     table: Optional[str] = typer.Option(None, "--table", help="Table file: each move is marked "
@@ -75,15 +77,11 @@ def show_command(
     """Draw a position: in the terminal as text, and with --svg as an SVG picture.
 
     With a table, each legal move is marked by the value it leads to for the side playing it
-    (win green, loss red, draw or margin 0 yellow) and its remoteness.  Diffusion: two rows of
-    pits, both stores, the two blocks outlined; Overflow: the checkered houses and stack
-    heights, a move an arrow toward its direction; Zig Zag: pits, stores, the ko pit ringed.
+    (win green, loss red, draw or margin 0 yellow) and its remoteness.
 
-    \b
-    Examples:
-      sowsolve show '2222/2222 A'
-      sowsolve show '2222/2222 A' --svg board.svg
-      sowsolve show '111/111/111 L' --game overflow
+    [game notes]
+
+    [examples]
     """
     with clear_errors():
         if svg is not None and as_json and _is_stdout(svg):
@@ -154,14 +152,15 @@ def _read(prompt: str) -> str:
 
 
 @app.command("play", short_help="Play a position against the perfect player in the terminal.")
+@documented("play", "play --table T.sqlite", "play --hints")
 def play_command(
     table: Optional[str] = typer.Option(None, "--table", help="Table file; left out, the tables "
                                         "directory's only table."),
     position: Optional[str] = typer.Option(None, "--position", help="Start here (the game's "
                                            "start by default)."),
-    side: Optional[str] = typer.Option(None, "--as", help="The side you play (Diffusion A or "
-                                       "B, Overflow L or D, Zig Zag p or P); left out, the side "
-                                       "to move at the start: you move first."),
+    side: Optional[str] = typer.Option(None, "--as", help=f"The side you play ({sides()}); "
+                                       "left out, the side to move at the start: you move "
+                                       "first."),
     hints: bool = typer.Option(False, "--hints", help="Show every move's value on each of "
                                "your turns."),
     seconds: Optional[float] = typer.Option(None, "--time", metavar="SECONDS", help="Where no "
@@ -170,18 +169,13 @@ def play_command(
                                             "is needed)."),
 ):
     """Play against the perfect player: it wins as fast as it can and loses as slowly as it
-    can (Zig Zag: the best margin).  With --time, the engine plays where the table does not
+    can (in a game of margins: the best margin).  With --time, the engine plays where the table does not
     reach (its values marked as estimates where they are).  Type a move as `query` prints it,
     `hint` for the value of every move, `undo` to take back your last move (and the reply),
     `quit` to stop.  The value of the position is shown after every move.  Reads moves from a
     pipe as well as from a terminal.
 
-    \b
-    Examples:
-      sowsolve play --table T.sqlite
-      sowsolve play --position '2222/2222 B' --as A
-      sowsolve play --hints
-      sowsolve play --position '1111/1111 A' --time 2
+    [examples]
     """
     with clear_errors(), stop_on_terminate():
         if seconds is not None:
@@ -333,6 +327,8 @@ def _play(answer, g, history: list, human: str, hints: bool, colour: bool) -> No
 
 
 @app.command("serve", short_help="A local web explorer of tables: board, moves and values.")
+@documented("serve", "serve --table a.sqlite --port 8080",
+            "serve --table a.sqlite --table b.sqlite")
 def serve_command(
     table: Optional[list[str]] = typer.Option(None, "--table", help="A table file to serve; "
                                               "repeat it for more. Left out, the tables "
@@ -346,13 +342,9 @@ def serve_command(
     position, and a chart of the value along the moves played.  Its JSON API answers
     /api/query?position=...&table=NAME (NAME a served table's file name; optional with one
     table) with the object `query --json` prints.  Only the tables named here are ever opened.
-    A position an Overflow table lacks is searched, one search at a time (a request that needs
-    another meanwhile gets HTTP 503), while the explorer goes on answering.  Ctrl-C stops it.
+    [game notes]  Ctrl-C stops it.
 
-    \b
-    Examples:
-      sowsolve serve --table a.sqlite --port 8080
-      sowsolve serve --table a.sqlite --table b.sqlite
+    [examples]
     """
     with clear_errors(), stop_on_terminate():
         if not 1 <= port <= 65535:

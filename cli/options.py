@@ -29,8 +29,8 @@ def declared() -> dict[str, list[tuple[games.GameEntry, Parameter]]]:
 
 
 def option_help(takers: list[tuple[games.GameEntry, Parameter]]) -> str:
-    """'Diffusion: pits per row, even in v1 (2-8; standard: 6); Zig Zag: ...' -- the games
-    named by family, or by title where a family's games differ."""
+    """'<family>: <help> (<values>; standard: <default>); <family>: ...' -- the games named by
+    family, or by title where a family's games differ."""
     texts: dict[str, set[str]] = {}
     for entry, parameter in takers:
         texts.setdefault(entry.family, set()).add(parameter.help_text())

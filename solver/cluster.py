@@ -8,7 +8,7 @@ sends each tier's work to the cluster as Dask tasks.  Bytes never travel through
   ValueKind.tier_arrays), memory-mapped by the workers and checked before a kernel sees them;
   the driver writes a lower tier there once (a resumed solve, the tiers it loads from the
   table), a tier solved on the cluster is written there by the task that finishes it;
-- a tier a worker can cut into work units (SplitWorker.plan: Diffusion, by levels) runs as
+- a tier a worker can cut into work units (SplitWorker.plan: by levels, where the kernel offers them) runs as
   rounds of independent units; each unit writes its records as one file, and the units of a
   later round read the files of the earlier rounds they did not solve themselves;
 - a task's result is a count of positions (for the progress bar).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -18,7 +18,11 @@ from .values import WIN_LOSS, ValueKind
 
 if TYPE_CHECKING:
     from .drawing import Picture
-    from .solvers import Solver
+
+#: the solver (solver/solvers.py) of each registered game name: the registry
+#: (solver/games/__init__.py) fills it as it registers a game, and a game built by its class
+#: directly reads its solver here -- so this module imports neither the registry nor a solver
+SOLVED_BY: dict[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -58,14 +62,14 @@ class Evaluation:
 
 
 class Game(ABC):
-    """One game on one board (name + parameters), e.g. Diffusion v1 on 2x4 with 2 stones.
+    """One game on one board (name + parameters).
 
     A game never names a solver: the registry (solver/games/__init__.py) pairs each game with
     the solver that solves it, and building a game there checks that it offers every hook that
     solver needs (`Solver.needs`), so a missing hook is one sentence up front, not a traceback
     in the middle of a solve.  `solver` is set by that registry on every game it builds."""
 
-    #: registry name, e.g. "diffusion"
+    #: its name in the registry (solver/games/__init__.py)
     name: str
     #: what records hold (solver/values.py: WIN_LOSS or MARGIN); every reader of a record asks it
     value_kind: ValueKind = WIN_LOSS
@@ -75,12 +79,12 @@ class Game(ABC):
     #: record saying "draw" is then refused as corrupt)
     can_draw: bool = True
     @property
-    def solver(self) -> "Solver":
-        """The solver this game was built for (set by the registry's make_game); a game built
-        by its class directly gets the solver its name is registered with."""
+    def solver(self):
+        """The solver (a Solver of solver/solvers.py) this game was built for (set by the
+        registry's make_game); a game built by its class directly gets the solver its name is
+        registered with."""
         solver = self.__dict__.get("_solver")
         if solver is None:
-            from .games import SOLVED_BY     # the registry imports the games: look it up late
             try:
                 solver = SOLVED_BY[self.name]
             except KeyError:
@@ -89,7 +93,7 @@ class Game(ABC):
         return solver
 
     @solver.setter
-    def solver(self, solver: "Solver") -> None:
+    def solver(self, solver) -> None:
         self.__dict__["_solver"] = solver
     #: measured cost of solving it (for estimates)
     rates: Rates = Rates()
@@ -98,10 +102,17 @@ class Game(ABC):
     #: the board's parameters (solver/params.py): checked before the game is built, one
     #: command-line option each
     parameters_spec: tuple = ()
-    #: the game as its position text shows it ("Diffusion" for both variants); None: the name
+    #: the game as its position text shows it (one family for variants written alike); None:
+    #: the name
     family: str | None = None
     #: a position text, for messages (None: the start of the standard board)
     position_example: str | None = None
+    #: what the commands do differently for this game, by command ("solve") or option ("query
+    #: --stores"): a sentence for that help text, which lists each game's (cli/gamehelp.py), so
+    #: the command line itself names no game
+    command_notes: Mapping[str, str] = {}
+    #: examples of commands, by command: the words after `sowsolve <command> `
+    command_examples: Mapping[str, tuple[str, ...]] = {}
 
     @classmethod
     def boards_for_text(cls, text: str) -> list[dict]:

@@ -40,7 +40,7 @@ class Spot:
 
 @dataclass(frozen=True)
 class Region:
-    """An outlined part of the board (Diffusion's blocks): grid rows r0..r1, cols c0..c1."""
+    """An outlined part of the board (a game's blocks): grid rows r0..r1, cols c0..c1."""
     label: str
     r0: float
     r1: float

@@ -24,7 +24,7 @@ from .tiers import TierProgress, WorkUnit, default_threads
 
 #: levels of at least this many positions are split between the parts of a round; runs of
 #: smaller levels are grouped, in order, into units of at least this many, each solved by one
-#: part while the others wait (docs/cluster.md).  Measured on Diffusion 2x6 k=2 on 2 workers
+#: part while the others wait (docs/cluster.md).  Measured on a 2x6 board of 2 stones a pit on 2 workers
 #: exchanging units through files: 2^12 took 77 s where 2^16 took 89 s (fewer parts idle, for
 #: more rounds, which cost little once parts wait on each other without the scheduler)
 SPLIT_MIN = 1 << 12

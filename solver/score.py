@@ -1,4 +1,4 @@
-"""Score tiers with cycles inside them (Zig Zag): the tier worker around cext/scoresolve.pyx.
+"""Score tiers with cycles inside them (margin games): the tier worker around cext/scoresolve.pyx.
 
 The game hands over each tier (`ScoreTiers.score_tier`: moves and un-moves generated in its kernel,
 the values of the moves that leave the tier read from the lower tiers in the window); the

@@ -1,6 +1,6 @@
 """Solving by search: a depth-first search with a transposition table, in the kernel, over the
 canonical packed positions of a game (keyed indexing).  Used where positions do not form a dense
-index (Overflow: stacks of any height on a connected set of cells), and to answer positions that
+index (stacks of any height on a connected set of cells), and to answer positions that
 a table does not hold."""
 from __future__ import annotations
 

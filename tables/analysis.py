@@ -39,7 +39,8 @@ MAX_THREADS = 256
 LINE_PLIES = 24
 #: in a game the proof search can prove, the share of the budget (time or nodes) it takes
 #: first: a proof answers the position and its moves exactly, and the engine gets the rest
-#: (all of it once the proof is done); measured on Overflow 4x4 (docs/analysis.md)
+#: (all of it once the proof is done); measured on the 4x4 board of the game solved by
+#: search (docs/analysis.md)
 PROOF_SHARE = 0.5
 #: expansions of the proof search between two looks at the clock (a few milliseconds)
 PROOF_SLICE = 2048
@@ -118,7 +119,7 @@ class Analyser:
                                       exploration=(exploration if exploration is not None else
                                                    self.evaluation.monte_carlo or _uct.EXPLORATION),
                                       solver=True, informed=True)
-        # the play kernel locates positions as the game's own tables index them (an Overflow
+        # the play kernel locates positions as the game's own tables index them (a keyed
         # endgame table, indexed by tiers, is not one of them)
         self.tables = [t for t in tables if t.game.name == game.name
                        and t.game.parameters() == game.parameters()
@@ -556,7 +557,7 @@ def analyse(position, game: Game | None = None, tables: Sequence[Table] = (), *,
         game = tables[0].game
     elif game is None:
         # the game the text is a position of, on the smallest board it fits, as the command
-        # line reads it (text that fits two games' boards, Diffusion v1 and v2: the first)
+        # line reads it (text that fits two games' boards, variants written alike: the first)
         from .locate import guess_games, _examples
         from ..solver.errors import BadPosition, quote
         if not isinstance(position, str):

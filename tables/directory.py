@@ -20,7 +20,7 @@ def tables_directory() -> str:
 
 
 def game_and_board(description: str) -> tuple[str, str]:
-    """'Diffusion v1, 2x4, 2 stones per pit' -> ('Diffusion v1', '2x4, 2 stones per pit')."""
+    """'<title>, 2x4, 2 stones per pit' -> ('<title>', '2x4, 2 stones per pit')."""
     game, _, board = description.partition(", ")
     return game, board
 

@@ -85,7 +85,7 @@ class Terminated(BaseException):
 
 def export(table: Table, out: str, fmt: str, max_stones: int | None,
            progress: Progress | None = None, every_orientation: bool = False) -> int:
-    """Write every stored position (with its images: Diffusion's other side to move) with value
+    """Write every stored position (with its images: positions sharing its record) with value
     and remoteness to `out` (see the module's docstring for where rows go); returns rows.
 
     `max_stones` keeps the positions with at most that many stones (discs, seeds) on the board."""

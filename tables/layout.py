@@ -170,15 +170,15 @@ class KeyedLayout:
         """(tier, index) of the record of the packed position `where` in `table`."""
         tier, key = where
         if tier not in table._solved:
-            raise table._not_in_table(position)
+            raise table.not_in_table(position)
         first_keys = table.tier_info(tier)["first_keys"]
         block = bisect.bisect_right(first_keys, key) - 1
         keys = table.block(tier, max(block, 0), keys=True)   # checks the block index too
         if block < 0:
-            raise table._not_in_table(position)
+            raise table.not_in_table(position)
         offset = int(np.searchsorted(keys, np.uint64(key)))
         if offset == keys.size or int(keys[offset]) != key:
-            raise table._not_in_table(position)
+            raise table.not_in_table(position)
         return tier, block * table.block_records + offset
 
     def check_tier(self, table, tier: int, records: np.ndarray, fail: Callable[[str], None]) -> int:

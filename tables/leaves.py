@@ -1,4 +1,4 @@
-"""An Overflow endgame table as the leaves of the proof search: loaded through the table reader
+"""A keyed game's endgame table as the leaves of the proof search: loaded through the table reader
 (block checksums, record values checked) and cited by the checksum of its records."""
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def solve_command(game: Game) -> str:
 
 
 def family(game: Game) -> str:
-    """The game as position text shows it (the text does not tell Diffusion v1 from v2)."""
+    """The game as position text shows it (variants written alike share a family)."""
     return registry.entry_of(game).family
 
 
@@ -65,7 +65,7 @@ def guess_games(text: str) -> list[Game]:
 
 
 def _examples() -> str:
-    """'Diffusion (like '4444/4444 A'), Overflow ('111/111/111 L') or Zig Zag (...)'."""
+    """'<family> (like <example>), <family> (<example>) or <family> (<example>)'."""
     shown: dict[str, str] = {}
     for entry in registry.GAMES.values():
         shown.setdefault(entry.family, entry.position_example())
@@ -300,5 +300,5 @@ class Tables:
 def open_tables(directory: str | None = None, game: Game | str | None = None) -> Tables:
     """The tables of `directory` (left out: $SOWSOLVE_TABLES, else sowsolve-tables); with
     `game` (a registered name, or a Game for its board too), only that game's -- where the
-    text of a position fits two games' tables (Diffusion v1 and v2), say which."""
+    text of a position fits two games' tables (variants written alike), say which."""
     return Tables(directory, game)

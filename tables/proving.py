@@ -4,7 +4,7 @@ process or on a Dask cluster, with the board's endgame table at its leaves when 
 and the proof written to a file when asked.
 
     from sowsolve import make_game, prove
-    report = prove(make_game("overflow", size="3x4"))
+    report = prove(make_game(GAME, **board))       # a game its solver proves
     report["value"], report["winning_moves"]       # what `sowsolve prove --json` prints
 
 Nothing here prints: progress goes to `progress` (a tier bar factory, solver/tiers.py)."""
@@ -68,7 +68,7 @@ def prepare(game: Game, position=None, *, checkpoint: str | None = None,
     sentence) before any work."""
     if not game.solver.proves:
         raise BadParameters(f"{game.describe()} is solved whole by `sowsolve solve`; the proof "
-                            f"search is for games solved by search (Overflow)")
+                            f"search is for games solved by search")
     position = game.initial() if position is None else position
     if isinstance(position, str):
         position = game.parse_position(position)
@@ -89,7 +89,7 @@ def prove(game: Game, position=None, *, memory: int = 1 << 30, threads: int | No
           progress: Progress = no_progress, client: Any = None,
           job_nodes: int = proofclusters.JOB_NODES, prepared: Prepared | None = None) -> dict:
     """Prove the value of `position` (left out: the start) of a game whose solver proves
-    (Overflow): the report `sowsolve prove --json` prints, "proved" true (value, winning moves,
+    (`Solver.proves`): the report `sowsolve prove --json` prints, "proved" true (value, winning moves,
     positions expanded, ...) or false (within `max_nodes` expansions it did not).
 
     `memory`: bytes of the search's table; `threads`: searches over it (this process);

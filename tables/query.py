@@ -2,14 +2,26 @@
 and (score games) the end of the game from the stores -- as plain data for text or JSON."""
 from __future__ import annotations
 
-from typing import Callable, ContextManager
+from typing import Callable, ContextManager, Protocol
 
+from ..solver.contract import Game
 from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver.tiers import no_progress
 from .format import CorruptTable, NotInTable
-from .store import Table
 
 Progress = Callable[[int, str], ContextManager]
+
+
+class Table(Protocol):
+    """What the answers here read of a table (tables/store.py's reader is one, and hands
+    itself to them): its game and path, the record of a position it holds, and the error for
+    one it does not."""
+    game: Game
+    path: str
+
+    def record(self, position) -> int: ...
+
+    def not_in_table(self, position) -> NotInTable: ...
 
 
 def _answer(table: Table, position, max_search: int, progress: Progress | None):
@@ -18,7 +30,7 @@ def _answer(table: Table, position, max_search: int, progress: Progress | None):
     game = table.game
     record = game.solver.answer(game, position, max_search, progress or no_progress)
     if record is None:
-        raise table._not_in_table(position)
+        raise table.not_in_table(position)
     return record
 
 

@@ -2,7 +2,7 @@
 runs (the command parses, calls it, renders), and what the tests and benches call.
 
     from sowsolve import make_game, solve
-    result = solve(make_game("diffusion", cols=4, stones=2), table="d42.sqlite")
+    result = solve(make_game(GAME, **board), table="t.sqlite")
     result.summary["start"]          # what `sowsolve solve --json` prints
 
 `plan` does everything before the work -- checks, the table's path, what is already solved,
@@ -127,7 +127,7 @@ def _check_whole(name: str, value) -> None:
 
 def _as_game(game: Game | str, max_stones: int | None, board: dict) -> Game:
     """The game to solve: a name with its board, or a Game; an endgame table's game is the one
-    its tables hold (Overflow's: solved tier by tier, whatever the start)."""
+    its tables hold (GameEntry.endgame: solved tier by tier, whatever the start)."""
     if isinstance(game, str):
         return make_game(game, endgame=max_stones is not None, **board)
     if not isinstance(game, Game):
@@ -193,8 +193,8 @@ def solve(game: Game | str, *, table: str | None = None, threads: int | None = N
     table file `table` (left out: GAME-BOARD.sqlite in the tables directory), resuming a table
     left unfinished and doing nothing to a finished one.
 
-    `game` is a Game or a registered name with its board (`solve("diffusion", cols=4,
-    stones=2)`).  `threads`: kernel threads (None: every core); `executor`: where the tiers'
+    `game` is a Game or a registered name with its board (`solve(GAME, **board)`,
+    the board as its command-line options).  `threads`: kernel threads (None: every core); `executor`: where the tiers'
     work runs (None: in this process; a DaskExecutor for a cluster, entered here once the
     table is held); `progress`: a tier bar factory.
     A solve whose estimate does not fit this machine raises BadParameters unless

@@ -703,7 +703,8 @@ class Table(_TableFile):
             raise bad_position() from None
         return self.layout.find(self, where, position, bad_position)
 
-    def _not_in_table(self, position) -> "NotInTable":
+    def not_in_table(self, position) -> "NotInTable":
+        """The error for a position this table does not hold (its readers raise it)."""
         return NotInTable(f"{self.game.format_position(position)} is not in {self.path}: it cannot "
                           f"be reached from the start")
 

@@ -257,7 +257,7 @@ def test_a_swapped_table_is_refused(leaves_3x4, tmp_path):
 def test_a_tampered_leaf_is_refused(leaves_3x4, tmp_path):
     """The proof's move at one of the winner's positions changed to a move onto a position the
     table gives the loser as won: the check follows the table there and refuses the proof."""
-    from sowsolve.cli.app import proof_leaves
+    from sowsolve.cli.commands import proof_leaves
     from sowsolve.solver import proof as proofs
     directory, proof, _, _ = leaves_3x4
     found = proofs.read_proof(str(proof))

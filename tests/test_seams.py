@@ -5,6 +5,8 @@ Read from the source with `ast` (what `git grep` would find, without its false h
 comments and docstrings)."""
 import ast
 import pathlib
+import re
+import sys
 
 import pytest
 
@@ -16,7 +18,9 @@ from sowsolve.solver.values import VALUE_KINDS
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ENGINE = [p for folder in ("solver", "tables", "cli") for p in sorted((ROOT / folder).glob("*.py"))]
-GAME_MODULES = [p for p in sorted((ROOT / "solver" / "games").glob("*.py")) if p.name != "__init__.py"]
+#: the games' modules: what they share (solver/games/*.py) and each game's package
+GAME_MODULES = [p for p in sorted((ROOT / "solver" / "games").glob("*.py")) if p.name != "__init__.py"] \
+    + sorted((ROOT / "solver" / "games").glob("*/*.py"))
 #: the objects that own the names: where solvers, value kinds and indexings are defined
 OWNERS = {"solver/solvers.py", "solver/values.py", "tables/layout.py"}
 NAMES = set(SOLVERS) | set(VALUE_KINDS) | set(INDEXINGS)
@@ -68,13 +72,68 @@ def test_no_branch_on_solver_value_kind_or_indexing_names_outside_their_owners()
     assert found == []
 
 
-def test_the_engine_never_names_a_game():
-    """No string in solver/ (outside the games), tables/ or cli/ names a registered game: what
-    differs between games is asked of the game."""
-    found = [f"{relative(path)}:{line}: {text!r}" for path in ENGINE
-             for line, text in code_strings(path)
-             if any(text == name or text.startswith(name + "-") for name in GAMES)]
+def game_words() -> set[str]:
+    """Every word that names a registered game: its registry names, titles, families and
+    classes (the endgame class too)."""
+    words = set()
+    for entry in GAMES.values():
+        words |= {entry.name, entry.title, entry.family, entry.cls.__name__}
+        if entry.endgame:
+            words.add(entry.endgame[0].__name__)
+    return words
+
+
+def game_package(entry) -> pathlib.Path:
+    return pathlib.Path(sys.modules[entry.cls.__module__].__file__).parent
+
+
+def kernel_files() -> set[pathlib.Path]:
+    """The kernels the games import (from ....cext import <kernel>): cext/<kernel>.* is theirs."""
+    found = set()
+    for entry in GAMES.values():
+        for path in game_package(entry).glob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("cext"):
+                    for alias in node.names:
+                        found |= set((ROOT / "cext").glob(alias.name + ".*"))
+    return found
+
+
+def test_no_game_is_named_outside_its_package():
+    """A game is its package (solver/games/<game>/), its kernel (cext/<kernel>.pyx) and its two
+    lines in the registry (the import of its class, its entry): no other line of the product --
+    code, help text, comment or docstring -- names it, so adding a game touches nothing else
+    and the command line's help comes from the games' declarations (cli/gamehelp.py)."""
+    words = sorted(game_words(), key=len, reverse=True)
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, words)) + r")(?![\w-])")
+    packages = {game_package(entry) for entry in GAMES.values()}
+    kernels = kernel_files()
+    assert kernels, "no game imports its kernel: the scan would miss them"
+    product = [p for folder in ("solver", "tables", "cli", "api", "cext")
+               for p in sorted((ROOT / folder).rglob("*"))
+               if p.suffix in (".py", ".pyx", ".pxd", ".pyi", ".h", ".js", ".css", ".html")]
+    product += [ROOT / "setup.py"]
+    registry = ROOT / "solver" / "games" / "__init__.py"
+    found = []
+    for path in product:
+        if path in kernels or any(package in path.parents for package in packages):
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if path == registry and re.match(r"(from \.\w+ import |register\(GameEntry\()", line):
+                continue
+            if pattern.search(line):
+                found.append(f"{relative(path)}:{number}: {line.strip()[:80]}")
     assert found == []
+
+
+def test_the_registry_names_each_game_in_two_lines_at_most():
+    """What the test above allows in the registry stays two lines a game class: its import and
+    its entries (a variant of a class is one more entry)."""
+    text = (ROOT / "solver" / "games" / "__init__.py").read_text()
+    imports = re.findall(r"^from \.\w+ import .*$", text, flags=re.M)
+    entries = re.findall(r"^register\(GameEntry\(.*$", text, flags=re.M)
+    assert len(imports) == len({entry.cls.__module__.rsplit(".", 2)[-2] for entry in GAMES.values()})
+    assert len(entries) == len(GAMES)
 
 
 def test_games_never_import_a_solver():
@@ -144,3 +203,26 @@ def test_an_undeclared_tier_dependency_fails_the_self_check_and_the_solve(tmp_pa
     with TableWriter(str(tmp_path / "t.sqlite"), game) as writer:
         with pytest.raises(RuntimeError, match="not loaded"):
             game.solver.solve(game, writer, threads=1)
+
+
+def test_every_games_help_declaration_reaches_its_commands_help():
+    """Each game's command_notes and command_examples (cli/gamehelp.py) name a command (and an
+    option of it) that exists, and that command's help shows them: a misspelt key would drop
+    the game's text silently."""
+    import typer
+    from sowsolve.cli.app import app
+    commands = typer.main.get_command(app).commands
+    for entry in GAMES.values():
+        for key, note in entry.cls.command_notes.items():
+            command, _, option = key.partition(" ")
+            assert command in commands, (entry.name, key)
+            if option:
+                [parameter] = [p for p in commands[command].params if option in p.opts]
+                assert note in " ".join(parameter.help.split()), (entry.name, key)
+            else:
+                assert note in " ".join(commands[command].help.split()), (entry.name, key)
+        for command, lines in entry.cls.command_examples.items():
+            assert command in commands, (entry.name, command)
+            for words in lines:
+                assert f"sowsolve {command} {words}" in \
+                    [line.strip() for line in commands[command].help.splitlines()], words

@@ -1,14 +1,16 @@
 """The games, installed as sowsolve.solver.games (from the folder solver/games/): the rules of
-each game in its own module (diffusion, overflow, zigzag; notation holds what they share), and
-here the games sowsolve knows, by name, and how to build one from its parameters.
+each game in its own package (solver/games/<game>/; notation holds what they share), and
+here the games sowsolve knows, by name, and how to build one from its parameters: a game's
+two lines below (the import of its class, its entry) are the only place outside its package
+that names it (tests/test_seams.py keeps it so).
 
 A game class declares what the registry and the command line need to know of it:
 
 - `parameters_spec`: its board's parameters (solver/params.py), checked here before the class
   is built; the command line makes an option of each (--cols, --size, ...);
 - `from_parameters(**values)` (optional): builds the game from the checked values when the
-  constructor takes other arguments (Overflow's size "RxC" is its ranks and files);
-- `family`: the game as its position text shows it (Diffusion v1 and v2 write alike);
+  constructor takes other arguments (a size "RxC" that is ranks and files);
+- `family`: the game as its position text shows it (variants may write alike);
 - `boards_for_text(text)` (optional): the boards, as parameter dicts, smallest first, whose
   positions the text could be by its shape alone -- how a position finds its table;
 - `looks_like(text)` (optional): whether the text is written in the game's notation at all;
@@ -16,7 +18,7 @@ A game class declares what the registry and the command line need to know of it:
 - `table_phrase()` (optional): the tables holding this board's positions, in a phrase.
 
 Each registered name is one GameEntry: the class, what the name fixes of its constructor
-(Diffusion's variant), its title in messages and the solver that solves it.
+(a variant), its title in messages and the solver that solves it.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..contract import Game
+from ..contract import SOLVED_BY, Game
 from ..errors import BadParameters, quote
 from ..params import Parameter
 from ..solvers import RETROGRADE, SCORE_TIERS, SEARCH, Solver
@@ -52,7 +54,7 @@ class GameEntry:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     title: str = ""
     #: (class, solver) of the game's endgame tables where they are made otherwise than its
-    #: tables (Overflow: tables of every position of few discs, by tiers, where its tables
+    #: tables (tables of every position of few discs, by tiers, where its tables
     #: hold what a search reaches from the start); None: endgame tables are its own tiers
     endgame: tuple[type, Solver] | None = None
 
@@ -113,8 +115,6 @@ class GameEntry:
 
 #: the registered games by name, in the order commands list them
 GAMES: dict[str, GameEntry] = {}
-#: the solver of each registered game (the entries' pairing, by name)
-SOLVED_BY: dict[str, Solver] = {}
 
 
 def register(entry: GameEntry) -> GameEntry:

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from ..errors import BadMove, BadPosition, quote
 
-#: longer text is no position of any board (an 8x8 Overflow grid with commas is ~300 characters)
+#: longer text is no position of any board (an 8x8 grid of stacks with commas is ~300 characters)
 MAX_POSITION_TEXT = 1000
 MAX_MOVE_TEXT = 100
 
@@ -90,7 +90,7 @@ def count_rows(grid: str) -> list[list[int]] | None:
 
 def side_is(text: str, sides: Sequence[str]) -> bool:
     """Whether the second field of a position's text is one of `sides`: the mark by which a
-    text tells its game (A/B Diffusion, L/D Overflow, P/p Zig Zag)."""
+    text tells its game (each game names its sides by its own letters)."""
     fields = str(text).split()
     return len(fields) > 1 and fields[1] in sides
 
@@ -113,7 +113,7 @@ def two_row_boards(rows: list[list[int]] | None, stones: Sequence[int]) -> list[
 
 
 def pit_table_phrase(family: str, cols: int, per_pit: int, pieces: str) -> str:
-    """How a two-row pit game's table is looked for: 'a Zig Zag table of 2x4 with at least 1
+    """How a two-row pit game's table is looked for: 'a <family> table of 2x4 with at least 1
     seed per pit'."""
     piece = pieces[:-1] if per_pit == 1 else pieces
     return f"a {family} table of 2x{cols} with at least {per_pit} {piece} per pit"

@@ -49,6 +49,23 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable):
     # --- what the registry and the command line know of the game (solver/games/__init__.py)
     family = "Diffusion"               # position text does not tell v1 from v2
     position_example = "4444/4444 A"
+    command_notes = {
+        "solve": "every position, tier by tier (stones on the board); a second solve of a "
+                 "finished table does nothing, an unfinished one resumes after its last "
+                 "finished tier.",
+        "export": "both sides to move.",
+        "show": "two rows of pits, both stores, the two blocks outlined.",
+    }
+    command_examples = {
+        "solve": ("diffusion --cols 4 --stones 2", "diffusion --cols 4 --workers 2"),
+        "query": ("'2222/2222 A'", "'2222/2222 A' --line --plies 6"),
+        "info": ("diffusion --cols 4 --stones 2",),
+        "perft": ("diffusion --cols 6 --stones 4 --depth 4",),
+        "check": ("diffusion --cols 4 --stones 2", "diffusion --cols 4 --stones 2 --stored"),
+        "analyse": ("'2222/2222 A' --nodes 9000 --json",),
+        "show": ("'2222/2222 A'", "'2222/2222 A' --svg board.svg"),
+        "play": ("--position '2222/2222 B' --as A", "--position '1111/1111 A' --time 2"),
+    }
     parameters_spec = (
         Parameter("cols", 6, range(2, MAX_COLS + 1), "pits per row, even in v1"),
         Parameter("stones", 4, range(1, MAX_STONES_PER_PIT + 1), "stones per pit at the start"),

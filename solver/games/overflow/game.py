@@ -57,6 +57,37 @@ class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable):
     # --- what the registry and the command line know of the game (solver/games/__init__.py)
     family = "Overflow"
     position_example = "111/111/111 L"
+    command_notes = {
+        "solve": "every position reachable from the start, by a search with a transposition "
+                 "table (a killed search starts over); with --max-discs D, an endgame table of "
+                 "every position of at most D discs, whatever the start, tier by tier (discs, "
+                 "occupied cells).",
+        "solve --max-stones": "every position of at most this many discs, whatever the start, "
+                              "tier by tier.",
+        "query": "a table holds the positions reachable from the start; any other position is "
+                 "answered by a search from it (JSON \"source\": \"search\"), up to "
+                 "--max-positions, or with --max-nodes by the proof search (\"source\": "
+                 "\"proof\": win or loss, no remoteness; \"not proved within the budget\", exit "
+                 "1, when it runs out).",
+        "query --max-nodes": "a position the table lacks is proved by the proof search within "
+                             "this many expansions (value and the moves proved, no "
+                             "remoteness), not searched whole.",
+        "export": "one position per symmetry class.",
+        "export --every-orientation": "a row for every symmetric image of each stored "
+                                      "position, as a player would type it, not one per class.",
+        "show": "the checkered houses and stack heights, a move an arrow toward its direction.",
+        "serve": "a position a table lacks is searched, one search at a time (a request that "
+                 "needs another meanwhile gets HTTP 503), while the explorer goes on answering.",
+    }
+    command_examples = {
+        "solve": ("overflow --size 3x4", "overflow --size 4x5 --max-discs 8"),
+        "query": ("'1111/1111/1111 L' --json",),
+        "perft": ("overflow --size 4x4 --depth 3 --json",),
+        "prove": ("overflow --size 4x4", "overflow --size 3x4 --proof 3x4.proof",
+                  "overflow --size 4x5 --tables DIR", "overflow --size 3x4 --workers 2"),
+        "analyse": ("'1111/1111/1111/1111 L' --time 2",),
+        "show": ("'111/111/111 L' --game overflow",),
+    }
     parameters_spec = (Parameter("size", "6x6", range(2, 9), "ranks x files", kind=GRID),)
 
     @classmethod

@@ -62,6 +62,26 @@ class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable):
     # --- what the registry and the command line know of the game (solver/games/__init__.py)
     family = "Zig Zag"
     position_example = "5555/5555 p - -"
+    command_notes = {
+        "solve": "every position, tier by tier (seeds on the board, last capturer), values are "
+                 "margins.",
+        "query": "the value is the margin the side to move secures from here on (its future "
+                 "seeds minus the opponent's, the seeds left at the end going to the last "
+                 "capturer); remoteness is null where play never ends with best play.",
+        "query --stores": "seeds already in the stores of P and p, as P,p; adds the final "
+                          "result.",
+        "export": "the value is the margin for the side to move, and the remoteness is empty "
+                  "(JSON null) where play never ends with best play.",
+        "show": "pits, stores, the ko pit ringed.",
+    }
+    command_examples = {
+        "solve": ("zigzag --cols 4 --stones 2", "zigzag --dry-run", "zigzag --max-stones 8"),
+        "query": ("'21/22 p - P' --stores 1,0",),
+        "export": ("zigzag --cols 4 --format csv --out z.csv",),
+        "info": ("zigzag --cols 4 --stones 2 --json",),
+        "perft": ("zigzag --depth 4",),
+        "analyse": ("'555555/555555 p - -' --time 10", "'2311/3010 P - P' --multipv 3"),
+    }
     parameters_spec = (
         Parameter("cols", 6, range(2, MAX_COLS + 1, 2), "pits per row"),
         Parameter("stones", 5, range(1, MAX_STONES + 1), "seeds per pit at the start"),
