@@ -21,7 +21,7 @@ from ..tables.solving import MAX_SEARCH, check_max_positions, check_threads
 from ..tables.leaves import leaves_of
 from ..tables.export import StdoutClosed, Terminated, export as export_table
 from . import cluster as clusters, render
-from .common import (GAME_HELP, MAX_POSITIONS, PROVERS, READ_GAME, READ_TABLE, SAMPLES, WHOLE,
+from .common import (GAME, GAME_HELP, MAX_POSITIONS, PROVERS, READ_GAME, READ_TABLE, SAMPLES, WHOLE,
                      ExportFormat, app, clear_errors, complete_game, emit_json, fail, note,
                      parse_memory, scheduler_file_option, scheduler_option, show,
                      stop_on_terminate, tier_bar, workers_option)
@@ -33,7 +33,7 @@ from .options import BOARD, board_options
 @board_options
 @documented("solve")
 def solve(
-    game: str = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game),
+    game: str = GAME,
     board: dict = BOARD,
     table: Optional[str] = typer.Option(None, "--table", help="Table file to write; left out, "
                                         "GAME-BOARD.sqlite in the tables directory "
@@ -269,7 +269,7 @@ def tables(
 @board_options
 @documented("perft")
 def perft(
-    game: str = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game),
+    game: str = GAME,
     board: dict = BOARD,
     depth: int = typer.Option(..., "--depth", **WHOLE, help="Plies to count."),
     position: Optional[str] = typer.Option(None, "--position", help="Start from this position."),
@@ -382,7 +382,7 @@ def check(
 @board_options
 @documented("prove", "check --proof 3x4.proof")
 def prove(
-    game: str = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game),
+    game: str = GAME,
     board: dict = BOARD,
     position: Optional[str] = typer.Option(None, "--position", help="Position to prove; left out, "
                                            "the start."),

@@ -216,6 +216,10 @@ def complete_game(incomplete: str) -> list[str]:
     return [name for name in GAMES if name.startswith(incomplete)]
 
 
+#: the GAME argument of the commands that name a game and its board
+GAME = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game)
+
+
 MAX_POSITIONS = typer.Option(DEFAULT_MAX_POSITIONS, "--max-positions", **WHOLE,
                              help=f"Search limit for games solved by search "
                              f"({families(lambda entry: entry.solver is SEARCH)}).")
