@@ -413,7 +413,8 @@ def prove(
 ):
     """Prove the value (win or loss for the side to move) of a position by df-pn proof-number
     search, in bounded memory: a proof needs one winning move at each of the winner's turns and
-    every move at the loser's, not every position. Win/loss games solved by search ([provers]).
+    every move at the loser's, not every position. It proves the win/loss games solved by
+    search ([provers]).
     Remoteness is no part of a proof.
 
     [examples]

@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 
 from ..solver import drawing
+from ..solver.contract import Drawable
 from ..solver.errors import BadMove, BadParameters
 from ..solver.games import GAMES, make_game
 from ..solver.values import VALUE_KINDS
@@ -104,7 +105,7 @@ def show_command(
                 result = queries.query(t, position)
                 g = t.game
             pos = g.parse_position(position)
-        picture = g.picture(pos)
+        picture = drawable(g, "show").picture(pos)
         marks = drawing.marks_from_query(result) if result else {}
         picture_svg = drawing.svg(picture, marks)
         if svg is not None:
@@ -188,7 +189,7 @@ def play_command(
         else:
             path = table if table is not None else only_table()
         with (open_table(path) if path is not None else contextlib.nullcontext()) as t:
-            g = t.game if t is not None else g
+            g = drawable(t.game if t is not None else g, "play")
             text = position if position is not None else g.format_position(g.initial())
             locate.parse_for_table(g, text)
             current = g.parse_position(text)
@@ -353,8 +354,8 @@ def serve_command(
         from . import web
         web.table_names(paths)
         for path in paths:              # a bad table: its one sentence before anything listens
-            with open_table(path):
-                pass
+            with open_table(path) as t:
+                drawable(t.game, "serve")
         _check_free(host, port)
         import threading
         import uvicorn
@@ -371,6 +372,16 @@ def serve_command(
         Server(uvicorn.Config(web.create_app(paths, web.allowed_hosts(host), stop), host=host,
                               port=port, log_level="warning")).run()
         typer.echo("sowsolve: stopped", err=True)
+
+
+def drawable(game, command: str):
+    """The game, if it draws its positions (Drawable); else BadParameters saying `command`
+    cannot show it."""
+    if not isinstance(game, Drawable):
+        raise BadParameters(f"{game.describe()} offers no pictures of its positions "
+                            f"(Drawable), so `sowsolve {command}` cannot show them; query and "
+                            f"analyse answer them")
+    return game
 
 
 def _check_free(host: str, port: int) -> None:

@@ -59,8 +59,8 @@ def searches() -> str:
         if evaluation.monte_carlo is None:
             return (f"alpha-beta with a transposition table, every table of the board at its "
                     f"leaves, estimates in {evaluation.unit}")
-        return ("Monte Carlo trees (MCTS-Solver), estimates the playouts' mean result from -1 "
-                "(lost) to +1 (won)")
+        return ("Monte Carlo trees (MCTS-Solver), its estimates the playouts' mean result from "
+                "-1 (lost) to +1 (won)")
     found = [(entry.family, how(entry)) for entry in _classes()]
     return "  ".join(f"{family}: {text}." for family, text in found if text)
 

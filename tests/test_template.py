@@ -8,6 +8,7 @@ removes it after."""
 import importlib.util
 import json
 import pathlib
+import re
 import subprocess
 import sys
 from functools import lru_cache
@@ -28,7 +29,7 @@ BUILD = """
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
-setup(ext_modules=cythonize([Extension("template", ["template.pyx"], include_dirs=[{cext!r}],
+setup(ext_modules=cythonize([Extension({name!r}, [{name!r} + ".pyx"], include_dirs=[{cext!r}],
                                        extra_compile_args=["-O2"])],
                             include_path=[{cext!r}], compiler_directives={{"language_level": 3}}),
       script_args=["build_ext", "--inplace"])
@@ -45,31 +46,54 @@ def _load(name: str, location: pathlib.Path, package: bool = False):
     return module
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    """The template game, registered as `template` while the module's tests run."""
-    build = tmp_path_factory.mktemp("template-kernel")
-    (build / "template.pyx").write_text((TEMPLATE / "template.pyx").read_text())
-    (build / "build.py").write_text(BUILD.format(cext=str(ROOT / "cext")))
+def renames() -> list[tuple[str, str]]:
+    """The renames docs/template/README.md's `sed` line makes of a copy."""
+    text = (TEMPLATE / "README.md").read_text()
+    [command] = [line for line in text.splitlines() if line.startswith("sed -i ")]
+    return re.findall(r"s/(\w+)/(\w+)/g", command)
+
+
+@pytest.fixture(scope="module", params=["template", "copy"])
+def template(request, tmp_path_factory):
+    """The template game as it stands (`template`), or copied as its README says with its
+    renames (`copy`), registered while the module's tests run."""
+    pairs = renames() if request.param == "copy" else []
+    assert pairs or request.param == "template", "the README's sed line renames nothing"
+
+    def renamed(text: str) -> str:
+        for old, new in pairs:
+            text = text.replace(old, new)
+        return text
+    name = renamed("template")
+    build = tmp_path_factory.mktemp("kernel")
+    (build / f"{name}.pyx").write_text(renamed((TEMPLATE / "template.pyx").read_text()))
+    (build / "build.py").write_text(BUILD.format(cext=str(ROOT / "cext"), name=name))
+    package_dir = tmp_path_factory.mktemp("package") / name
+    package_dir.mkdir()
+    for path in (TEMPLATE / "game").iterdir():
+        if path.is_file():
+            (package_dir / renamed(path.name)).write_text(renamed(path.read_text()))
     done = subprocess.run([sys.executable, "build.py"], cwd=build, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    [built] = build.glob("template*.so")
-    names = ["sowsolve.cext.template", "sowsolve.solver.games.template",
-             "sowsolve.solver.games.template.game"]
+    [built] = build.glob(f"{name}*.so")
+    names = [f"sowsolve.cext.{name}", f"sowsolve.solver.games.{name}",
+             f"sowsolve.solver.games.{name}.game"]
     try:
         _load(names[0], built)
-        package = _load(names[1], TEMPLATE / "game", package=True)
-        registry.register(registry.GameEntry("template", package.Template, RETROGRADE))
-        yield package.Template
+        package = _load(names[1], package_dir, package=True)
+        [cls] = [value for key, value in vars(package).items() if key == renamed("Template")]
+        registry.register(registry.GameEntry(name, cls, RETROGRADE))
+        yield name, package_dir
     finally:
-        registry.GAMES.pop("template", None)
-        registry.SOLVED_BY.pop("template", None)
-        for name in names:
-            sys.modules.pop(name, None)
+        registry.GAMES.pop(name, None)
+        registry.SOLVED_BY.pop(name, None)
+        for module in names:
+            sys.modules.pop(module, None)
 
 
-def vectors() -> dict:
-    return json.loads((TEMPLATE / "game" / "template.json").read_text())
+def vectors(template) -> dict:
+    name, package_dir = template
+    return json.loads((package_dir / f"{name}.json").read_text())
 
 
 # --- the rules, written again from docs/template/game/RULES.md -------------------------------
@@ -97,31 +121,31 @@ def brute(board: tuple) -> tuple[str, int]:
 
 
 def test_the_rule_examples_and_perft_counts_hold(template):
-    for entry in vectors()["moves"]:
-        game = sowsolve.make_game("template", **entry["parameters"])
+    for entry in vectors(template)["moves"]:
+        game = sowsolve.make_game(template[0], **entry["parameters"])
         position = game.parse_position(entry["position"])
         after = game.play(position, game.parse_move(position, entry["move"]))
         assert game.format_position(after) == entry["after"], entry["name"]
         assert sow(position.board, game.parse_move(position, entry["move"])) == after.board
-    for entry in vectors()["perft"]:
-        game = sowsolve.make_game("template", **entry["parameters"])
+    for entry in vectors(template)["perft"]:
+        game = sowsolve.make_game(template[0], **entry["parameters"])
         assert game.perft(game.initial(), len(entry["counts"])) == entry["counts"]
 
 
 def test_its_self_check_passes(template):
     from sowsolve.cli.app import app
-    for entry in vectors()["check"]:
+    for entry in vectors(template)["check"]:
         options = [f"--{key}={value}" for key, value in entry["parameters"].items()]
-        result = CliRunner().invoke(app, ["check", "template", *options, "--json"])
+        result = CliRunner().invoke(app, ["check", template[0], *options, "--json"])
         assert result.exit_code == 0, result.output
         report = json.loads(result.stdout)
         assert report["failures"] == [] and report["positions"] > 0 and report["moves"] > 0
 
 
 def test_its_tables_equal_the_brute_force_and_its_vectors(template, tmp_path):
-    for entry in vectors()["solved"]:
+    for entry in vectors(template)["solved"]:
         path = tmp_path / f"t-{entry['parameters']['pits']}-{entry['parameters']['stones']}.sqlite"
-        result = sowsolve.solve("template", table=str(path), **entry["parameters"])
+        result = sowsolve.solve(template[0], table=str(path), **entry["parameters"])
         if "positions" in entry:
             assert result.summary["positions_per_side"] == entry["positions"]
         with sowsolve.open_table(str(path)) as table:
@@ -135,3 +159,16 @@ def test_its_tables_equal_the_brute_force_and_its_vectors(template, tmp_path):
                 for position in table.game.stored_positions(tier, 0, table.game.tier_size(tier)):
                     stored = table.probe(position)
                     assert (stored.value, stored.remoteness) == brute(position.board), position
+
+
+def test_a_game_without_pictures_is_refused_by_the_commands_that_draw(template, tmp_path):
+    """The template offers no Drawable: show, play and serve say so in one sentence (exit 2)
+    instead of failing inside."""
+    from sowsolve.cli.app import app
+    path = tmp_path / "t.sqlite"
+    sowsolve.solve(template[0], table=str(path), pits=3, stones=2)
+    for args in (["show", "2,2,2 N", "--table", str(path)], ["play", "--table", str(path)],
+                 ["serve", "--table", str(path), "--port", "1"]):
+        result = CliRunner().invoke(app, args, input="quit\n")
+        assert result.exit_code == 2, (args, result.output)
+        assert "offers no pictures" in result.output and "Traceback" not in result.output

@@ -57,7 +57,7 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable):
         "show": "two rows of pits, both stores, the two blocks outlined.",
     }
     command_examples = {
-        "solve": ("diffusion --cols 4 --stones 2", "diffusion --cols 4 --workers 2"),
+        "solve": ("diffusion --cols 4 --stones 2", "diffusion --cols 6 --stones 1 --workers 2"),
         "query": ("'2222/2222 A'", "'2222/2222 A' --line --plies 6"),
         "info": ("diffusion --cols 4 --stones 2",),
         "perft": ("diffusion --cols 6 --stones 4 --depth 4",),

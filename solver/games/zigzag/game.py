@@ -77,7 +77,6 @@ class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable):
     command_examples = {
         "solve": ("zigzag --cols 4 --stones 2", "zigzag --dry-run", "zigzag --max-stones 8"),
         "query": ("'21/22 p - P' --stores 1,0",),
-        "export": ("zigzag --cols 4 --format csv --out z.csv",),
         "info": ("zigzag --cols 4 --stones 2 --json",),
         "perft": ("zigzag --depth 4",),
         "analyse": ("'555555/555555 p - -' --time 10", "'2311/3010 P - P' --multipv 3"),
