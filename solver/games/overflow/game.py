@@ -455,7 +455,8 @@ class OverflowEndgame(Overflow, DenseIndex):
 
     def tier_name(self, tier: int) -> str:
         discs, cells = self._tier_pair(tier)
-        return f"{discs} discs on {cells} cells"
+        return (f"{discs} {'disc' if discs == 1 else 'discs'} on {cells} "
+                f"{'cell' if cells == 1 else 'cells'}")
 
     def locate(self, position: Position) -> tuple[int, int]:
         where = self.kernel().rank(position.heights, 0 if position.side == "L" else 1)
