@@ -26,7 +26,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "docs" / "template"
 
 BUILD = """
-import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 setup(ext_modules=cythonize([Extension({name!r}, [{name!r} + ".pyx"], include_dirs=[{cext!r}],
