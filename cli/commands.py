@@ -57,6 +57,12 @@ def solve(
     shared_dir: Optional[str] = typer.Option(None, "--shared-dir", metavar="DIR", help="On a "
                                              "cluster: a directory the workers and this process "
                                              "all see; left out, the table's."),
+    memory: Optional[str] = typer.Option(None, "--memory", metavar="SIZE", help="Keep the "
+                                         "solve within this much memory (8G, 512M, ...): where "
+                                         "the tiers it reads would not fit beside the tier being "
+                                         "solved, they are kept on disk beside the table, "
+                                         "memory-mapped. Left out: they stay in memory while "
+                                         "the solve fits 60% of the available memory."),
 ):
     """Solve every position of a board into a table.
 
@@ -78,8 +84,9 @@ def solve(
                                 "--scheduler, --scheduler-file)")
         task_threads = check_threads(threads or 1) if on_cluster else None
         threads = check_threads(None if on_cluster else threads)
+        bound = parse_memory(memory, "--memory", allow_zero=False) if memory is not None else None
         work = solving.plan(game, table=table, threads=threads, max_stones=max_stones,
-                            max_positions=max_positions, force=force, **board)
+                            max_positions=max_positions, force=force, memory=bound, **board)
         g, path, estimate = work.game, work.path, work.estimate
         if dry_run:
             if work.finished:

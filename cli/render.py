@@ -258,19 +258,23 @@ def estimate_text(e: dict) -> str:
     positions = f"{count_text(e['positions'])} positions" if e["positions_exact"] else \
         (f"at most {count_text(e['positions'])} positions (how many the search reaches is "
          f"unknown before it runs)")
+    lower = (f" (the tiers it reads on disk, mapped: ~{size_short(e['lower_on_disk'])} "
+             f"while it runs)" if e.get("lower_on_disk") else "")
     return (f"estimate for {e['description']}: {positions}, peak memory "
-            f"~{size_short(e['peak_memory'])}, table ~{size_short(e['table_bytes'])} on disk, "
-            f"time ~{duration(e['seconds'])} ({e['basis']})")
+            f"~{size_short(e['peak_memory'])}{lower}, table ~{size_short(e['table_bytes'])} on "
+            f"disk, time ~{duration(e['seconds'])} ({e['basis']})")
 
 
 def refusal_text(e: dict) -> str:
     """One sentence: why a solve is refused, with its estimate."""
     limits = []
     if "memory" in e["too_large"]:
-        limits.append(f"~{size_short(e['peak_memory'])} of memory ({size_short(e['available_memory'])} "
-                      f"available)")
+        bound = (f"--memory {size_short(e['memory_limit'])}" if e.get("memory_limit") is not None
+                 else f"{size_short(e['available_memory'])} available")
+        limits.append(f"~{size_short(e['peak_memory'])} of memory ({bound})")
     if "disk" in e["too_large"]:
-        limits.append(f"~{size_short(e['table_bytes'])} of disk ({size_short(e['free_disk'])} free)")
+        limits.append(f"~{size_short(e['table_bytes'] + e.get('lower_on_disk', 0))} of disk "
+                      f"({size_short(e['free_disk'])} free)")
     if "time" in e["too_large"]:
         limits.append(f"~{duration(e['seconds'])} (more than a day)")
     if "unknown" in e["too_large"]:

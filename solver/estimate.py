@@ -38,6 +38,11 @@ class Estimate:
     free_disk: int | None = None
     too_large: list[str] = field(default_factory=list)   # why it does not fit this machine
     beyond_measured: str | None = None  # why the positions are unknown beyond a guess, if so
+    #: bytes of lower tiers kept on disk, memory-mapped, while solving (0: all in memory);
+    #: the disk they take besides the table, freed at the end
+    lower_on_disk: int = 0
+    #: the memory bound the solve was planned for (None: this machine's available memory)
+    memory_limit: int | None = None
 
     @property
     def fits(self) -> bool:
@@ -49,10 +54,11 @@ class Estimate:
 
 def estimate(game: Game, threads: int = 2, max_positions: int = DEFAULT_MAX_POSITIONS,
              solved_tiers: set[int] | frozenset[int] = frozenset(),
-             order: list[int] | None = None) -> Estimate:
+             order: list[int] | None = None, out_of_core: bool = False) -> Estimate:
     """The cost of solving `game` (the tiers of `order`, all by default, not in `solved_tiers`)
-    on `threads` threads, by the rates of the game's solver."""
-    return game.solver.estimate(game, threads, max_positions, solved_tiers, order)
+    on `threads` threads, by the rates of the game's solver; `out_of_core`: with the tiers it
+    reads kept on disk (solver/lower.py)."""
+    return game.solver.estimate(game, threads, max_positions, solved_tiers, order, out_of_core)
 
 
 def _todo(game: Game, solved_tiers, order=None) -> tuple[dict[int, int], list[int]]:
@@ -60,16 +66,20 @@ def _todo(game: Game, solved_tiers, order=None) -> tuple[dict[int, int], list[in
     return sizes, [t for t in sizes if t not in solved_tiers]
 
 
-def score_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estimate:
+def score_estimate(game: Game, threads: int, solved_tiers, order=None,
+                   out_of_core: bool = False) -> Estimate:
     """Score tiers: the largest tier's working bytes, and the lower tiers' records that captures
-    read; the rate scales with the threads up to the cores."""
+    read (out of core: on disk, mapped, not counted in memory); the rate scales with the
+    threads up to the cores."""
     rates = game.rates
     sizes, todo = _todo(game, solved_tiers, order)
     positions = sum(sizes[t] for t in todo)
-    memory = 0
+    memory = on_disk = 0
     for tier in todo:                   # the tier being solved and the records it reads
         lower = sum(sizes[t] for t in game.tier_dependencies(tier) if t in sizes)
-        memory = max(memory, rates.memory_bytes_per_position * sizes[tier] + RECORD_BYTES * lower)
+        on_disk = max(on_disk, RECORD_BYTES * lower)
+        memory = max(memory, rates.memory_bytes_per_position * sizes[tier]
+                     + (0 if out_of_core else RECORD_BYTES * lower))
     used = max(1, min(threads, default_threads()))
     rate = rates.positions_per_second * used / rates.threads
     return Estimate(game.name, game.describe(), positions, True, BASELINE_MEMORY + round(memory),
@@ -77,20 +87,24 @@ def score_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estima
                     positions / rate * rates.wall_over_kernel, used,
                     f"{rates.positions_per_second / 1e6:.1f} M positions/s on "
                     f"{rates.threads} {'thread' if rates.threads == 1 else 'threads'}, "
-                    f"{rates.memory_bytes_per_position:g} bytes per position of the tier solved")
+                    f"{rates.memory_bytes_per_position:g} bytes per position of the tier solved"
+                    + (", lower tiers mapped from disk" if out_of_core else ""),
+                    lower_on_disk=on_disk if out_of_core else 0)
 
 
-def window_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estimate:
+def window_estimate(game: Game, threads: int, solved_tiers, order=None,
+                    out_of_core: bool = False) -> Estimate:
     """Retrograde tiers: the window of tiers in memory (2 bytes per record), and the working
     bytes beyond its record of each position of the largest tier solved (a sweep's sorted
     order, kept for the whole solve); the rate scales with the threads up to the cores."""
     rates = game.rates
     sizes, todo = _todo(game, solved_tiers, order)
     positions = sum(sizes[t] for t in todo)
-    window = 0
+    window = on_disk = 0
     for tier in todo:                       # the tier being solved and the tiers it reads
-        needed = {tier, *game.tier_dependencies(tier)}
-        window = max(window, sum(sizes[t] for t in needed))
+        reads = sum(sizes[t] for t in game.tier_dependencies(tier) if t in sizes)
+        on_disk = max(on_disk, reads)
+        window = max(window, sizes[tier] + (0 if out_of_core else reads))
     working = (rates.memory_bytes_per_position - RECORD_BYTES) * max((sizes[t] for t in todo), default=0)
     rate = rates.positions_per_second * max(1, min(threads, default_threads())) / rates.threads
     return Estimate(game.name, game.describe(), positions, True,
@@ -98,7 +112,9 @@ def window_estimate(game: Game, threads: int, solved_tiers, order=None) -> Estim
                     TABLE_OVERHEAD + round(rates.table_bytes_per_position * sum(sizes.values())),
                     positions / rate * rates.wall_over_kernel, threads,
                     f"{rates.positions_per_second / 1e6:.1f} M positions/s on "
-                    f"{rates.threads} {'thread' if rates.threads == 1 else 'threads'}")
+                    f"{rates.threads} {'thread' if rates.threads == 1 else 'threads'}"
+                    + (", lower tiers mapped from disk" if out_of_core else ""),
+                    lower_on_disk=RECORD_BYTES * on_disk if out_of_core else 0)
 
 
 def search_estimate(game: Game, max_positions: int) -> Estimate:
@@ -147,14 +163,17 @@ def free_disk(path: str) -> int | None:
     return st.f_bavail * st.f_frsize
 
 
-def check_machine(est: Estimate, table_path: str) -> Estimate:
-    """Fill in this machine's limits and the reasons the solve does not fit them."""
+def check_machine(est: Estimate, table_path: str, memory_limit: int | None = None) -> Estimate:
+    """Fill in this machine's limits (or the user's bound on memory) and the reasons the
+    solve does not fit them."""
     est.available_memory = available_memory()
     est.free_disk = free_disk(table_path)
+    est.memory_limit = memory_limit
     est.too_large = []
-    if est.available_memory is not None and est.peak_memory > est.available_memory:
+    limit = memory_limit if memory_limit is not None else est.available_memory
+    if limit is not None and est.peak_memory > limit:
         est.too_large.append("memory")
-    if est.free_disk is not None and est.table_bytes > est.free_disk:
+    if est.free_disk is not None and est.table_bytes + est.lower_on_disk > est.free_disk:
         est.too_large.append("disk")
     if est.seconds > MAX_SECONDS:
         est.too_large.append("time")

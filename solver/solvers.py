@@ -67,6 +67,8 @@ class Solver:
     proves = False
     #: whether its solve can run on a cluster (its work goes through the tier manager's executor)
     spreads = False
+    #: whether its solve can keep the tiers it reads on disk (`lower`), out of memory
+    out_of_core = False
 
     @property
     def resumable(self) -> bool:
@@ -102,13 +104,16 @@ class Solver:
 
     def solve(self, game: Game, store: TierStore, threads: int | None = None,
               progress: Progress = no_progress, max_positions: int = DEFAULT_MAX_POSITIONS,
-              executor: Executor = IN_PROCESS) -> SolveReport:
+              executor: Executor = IN_PROCESS, lower=None) -> SolveReport:
+        """Solve into `store`; `lower` (solver/lower.py), for tiered solvers: the window's
+        tiers kept in files mapped from disk rather than in memory."""
         raise NotImplementedError
 
     def estimate(self, game: Game, threads: int, max_positions: int,
-                 solved: set[int] | frozenset[int], order: list[int] | None = None
-                 ) -> estimates.Estimate:
-        """The cost of a solve (of the tiers of `order`, an endgame table's, where given)."""
+                 solved: set[int] | frozenset[int], order: list[int] | None = None,
+                 out_of_core: bool = False) -> estimates.Estimate:
+        """The cost of a solve (of the tiers of `order`, an endgame table's, where given);
+        `out_of_core`: with the lower tiers on disk (tiered solvers)."""
         raise NotImplementedError
 
     def self_check(self, game: Game, samples: int = 1000, seed: int = 0) -> dict:
@@ -136,16 +141,20 @@ class TierSolver(Solver):
     """Solvers whose tiers are walked by the tier manager with one worker per tier."""
     spreads = True
 
-    def estimate(self, game, threads, max_positions, solved, order=None):
-        return self.estimator(game, threads, solved, order)
+    #: the window's tiers may be kept on disk (solver/lower.py)
+    out_of_core = True
+
+    def estimate(self, game, threads, max_positions, solved, order=None, out_of_core=False):
+        return self.estimator(game, threads, solved, order, out_of_core)
 
     def worker(self, game: Game, threads: int | None):
         raise NotImplementedError
 
     def solve(self, game, store, threads=None, progress=no_progress,
-              max_positions=DEFAULT_MAX_POSITIONS, executor=IN_PROCESS):
+              max_positions=DEFAULT_MAX_POSITIONS, executor=IN_PROCESS, lower=None):
         self.require_kernel(game)
-        return solve_tiers_with(game, store, self.worker(game, threads), progress, executor)
+        return solve_tiers_with(game, store, self.worker(game, threads), progress, executor,
+                                lower)
 
 
 class Retrograde(TierSolver):
@@ -164,12 +173,13 @@ class Retrograde(TierSolver):
         return RetrogradeWorker(game, threads, tiers)
 
     def solve(self, game, store, threads=None, progress=no_progress,
-              max_positions=DEFAULT_MAX_POSITIONS, executor=IN_PROCESS):
+              max_positions=DEFAULT_MAX_POSITIONS, executor=IN_PROCESS, lower=None):
         """As every tier solver; the worker sized for the tiers the table holds (an endgame
         table's, not the game's)."""
         self.require_kernel(game)
         order = store.tier_order() if hasattr(store, "tier_order") else None
-        return solve_tiers_with(game, store, self.worker(game, threads, order), progress, executor)
+        return solve_tiers_with(game, store, self.worker(game, threads, order), progress,
+                                executor, lower)
 
     def verify(self, table, load, full, samples, seed, fail):
         if not full:
@@ -222,11 +232,12 @@ class Search(Solver):
         game.key(game.initial())        # a board too large to pack fails here, writing nothing
 
     def solve(self, game, store, threads=None, progress=no_progress,
-              max_positions=DEFAULT_MAX_POSITIONS, executor=IN_PROCESS):
+              max_positions=DEFAULT_MAX_POSITIONS, executor=IN_PROCESS, lower=None):
+        """`lower` is for tiered solves: a search holds what it reached in its table."""
         self.require_kernel(game)
         return solve_by_search(game, store, max_positions, progress)
 
-    def estimate(self, game, threads, max_positions, solved, order=None):
+    def estimate(self, game, threads, max_positions, solved, order=None, out_of_core=False):
         return estimates.search_estimate(game, max_positions)
 
     def verify(self, table, load, full, samples, seed, fail):

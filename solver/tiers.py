@@ -267,11 +267,16 @@ class TierManager:
         return sum(self.game.tier_size(t) for t in self.order if t not in skip)
 
     def run(self, worker: TierWorker, finished: Finished, skip: set[int] = frozenset(),
-            progress: Progress = no_progress, overlap: bool = False) -> None:
+            progress: Progress = no_progress, overlap: bool = False, lower=None) -> None:
         """With `overlap`, `finished` (storing a tier: summing it up, compressing, writing)
         runs on a thread of its own while the next tier is worked on; at most one tier waits
         to be finished, and every exit from here (an error, Ctrl-C) first lets it finish, so a
-        stored tier is always whole and a resume starts after the last one stored."""
+        stored tier is always whole and a resume starts after the last one stored.  With
+        `lower` (solver/lower.py: LowerTiers), the window keeps its tiers in files mapped from
+        disk, not in memory: a finished tier a later one reads is stored from its mapped copy,
+        so its records leave memory as soon as it is solved."""
+        def kept(tier: int, data):
+            return data if lower is None else lower.keep(self.game, tier, data)
         todo = [t for t in self.order if t not in skip]
         if not todo:
             return
@@ -292,7 +297,7 @@ class TierManager:
                     if dep not in window:
                         if pending is not None:
                             pending.wait()      # the store is read only between writes
-                        window[dep] = self.load(dep)
+                        window[dep] = kept(dep, self.load(dep))
                 size = self.game.tier_size(tier)
                 tracker.start_tier(tier, size, worker.passes)
                 started = time.perf_counter()
@@ -301,14 +306,15 @@ class TierManager:
                 reads = {dep: window[dep] for dep in deps}
                 records = self.executor.run(worker, tier, reads, tracker)
                 seconds = time.perf_counter() - started
+                if last[tier] > position:
+                    records = window[tier] = kept(tier, records)
                 if pending is None:
                     finished(tier, records, seconds)
                 else:
                     pending.submit(finished, tier, records, seconds)
                 tracker.finish_tier()
-                if last[tier] > position:
-                    window[tier] = records
-                else:
+                del records
+                if last[tier] <= position:
                     self.executor.release(tier)     # no later tier reads it
             if pending is not None:
                 pending.wait()
@@ -385,10 +391,11 @@ def _wait_whole(done: threading.Event) -> None:
 
 def solve_tiers_with(game: Game, store: TierStore, worker: TierWorker,
                      progress: Progress = no_progress,
-                     executor: Executor = IN_PROCESS) -> SolveReport:
+                     executor: Executor = IN_PROCESS, lower=None) -> SolveReport:
     """Solve every tier that `store` does not hold yet with `worker`, storing each as it
     finishes (refusing one with unsolved records).  Ctrl-C stops the kernel at once; the
-    interrupted tier is not stored, so the next solve resumes with it."""
+    interrupted tier is not stored, so the next solve resumes with it.  `lower`: where the
+    window keeps the tiers later ones read (TierManager.run)."""
     done = store.finished_tiers()
     # a table's own tier list (an endgame table holds the first tiers only), else the game's
     order = store.tier_order() if hasattr(store, "tier_order") else list(game.tiers())
@@ -403,5 +410,5 @@ def solve_tiers_with(game: Game, store: TierStore, worker: TierWorker,
         report.add(tier, summary, seconds)
 
     TierManager(game, store.load_tier, executor, order).run(worker, finished, set(done), progress,
-                                                            overlap=True)
+                                                            overlap=True, lower=lower)
     return report

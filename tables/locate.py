@@ -4,6 +4,7 @@ once and asked about any position.  Nothing here creates or changes a file."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from ..solver import games as registry
 from ..solver.contract import Game
@@ -13,6 +14,10 @@ from .layout import layout_of
 from .solving import default_table_path, table_file_name  # noqa: F401  (re-exported)
 from .directory import (DEFAULT_DIRECTORY, SIDECARS, game_and_board, public, readable,  # noqa: F401
                                 scan, tables_directory, tables_of_board)
+
+if TYPE_CHECKING:
+    from .store import Table
+
 
 def short(text: str, limit: int = 40) -> str:
     """Bad input quoted by its prefix only, with its length when it is longer."""

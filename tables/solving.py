@@ -20,6 +20,7 @@ from ..solver import estimate as estimates
 from ..solver.contract import Game
 from ..solver.errors import BadParameters, quote
 from ..solver.games import GAMES, make_game
+from ..solver.lower import LowerTiers
 from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver.tiers import IN_PROCESS, Progress, tier_label, default_threads, last_solved, no_progress
 from .directory import tables_directory
@@ -28,6 +29,10 @@ from .store import TableWriter, check_same_table, open_table
 from . import report as reports
 
 MAX_THREADS = 1024
+#: without --memory, a solve keeps the tiers it reads in memory while its estimate stays within
+#: this share of the available memory, else on disk: the rest is the page cache's, which the
+#: table's writes (and the mapped tiers) use
+IN_MEMORY_SHARE = 0.6
 #: --max-positions: far beyond any machine's memory, within int64
 MAX_SEARCH = 1 << 40
 
@@ -89,6 +94,11 @@ class Plan:
     finished: bool = False
     #: positions, memory, disk, time and whether it fits this machine (None: finished)
     estimate: dict | None = None
+    #: whether the tiers the solve reads are kept on disk, mapped, rather than in memory
+    #: (solver/lower.py): chosen when they would not fit the memory bound in memory
+    out_of_core: bool = False
+    #: the memory bound asked for (None: this machine's available memory)
+    memory: int | None = None
 
 
 @dataclass
@@ -141,12 +151,18 @@ def _as_game(game: Game | str, max_stones: int | None, board: dict) -> Game:
 
 def plan(game: Game | str, *, table: str | None = None, threads: int | None = None,
          max_stones: int | None = None, max_positions: int = DEFAULT_MAX_POSITIONS,
-         force: bool = False, **board) -> Plan:
+         force: bool = False, memory: int | None = None, **board) -> Plan:
     """Check a solve and work out what it would do (the table's path, what is already solved,
-    the estimate); writes nothing.  Bad parameters raise BadParameters (one sentence)."""
+    the estimate, whether the tiers it reads stay on disk); writes nothing.  `memory`: the
+    bound on the solve's memory in bytes; where the tiers it reads would take it past the
+    bound in memory, they are kept on disk, mapped (tiered solvers).  Left out, they stay in
+    memory while the solve fits IN_MEMORY_SHARE of the available memory, and the solve is
+    refused only beyond all of it.  Bad parameters raise BadParameters (one sentence)."""
     for name, value in (("threads", threads), ("max_stones", max_stones),
-                        ("max_positions", max_positions)):
+                        ("max_positions", max_positions), ("memory", memory)):
         _check_whole(name, value)
+    if memory is not None and memory <= 0:
+        raise BadParameters(f"a memory bound must be more than 0 bytes, not {memory}")
     if table is not None and not isinstance(table, (str, os.PathLike)):
         raise BadParameters(f"a table is a path, not {type(table).__name__}")
     table = None if table is None else os.fspath(table)
@@ -165,10 +181,19 @@ def plan(game: Game | str, *, table: str | None = None, threads: int | None = No
                             f"{game.describe()}: leave it out for the whole table")
     path = table or default_table_path(game, max_stones=max_stones)
     solved, finished = _solved_tiers(path, game, force, max_stones)
-    result = Plan(game, path, threads, max_stones, max_positions, force, solved, finished)
+    result = Plan(game, path, threads, max_stones, max_positions, force, solved, finished,
+                  memory=memory)
     if not finished:
-        result.estimate = estimates.check_machine(
-            estimates.estimate(game, threads, max_positions, solved, order or None), path).as_dict()
+        cost = estimates.estimate(game, threads, max_positions, solved, order or None)
+        available = estimates.available_memory()
+        limit = memory if memory is not None else \
+            None if available is None else round(IN_MEMORY_SHARE * available)
+        if game.solver.out_of_core and limit is not None and cost.peak_memory > limit:
+            outside = estimates.estimate(game, threads, max_positions, solved, order or None,
+                                         out_of_core=True)
+            if outside.peak_memory < cost.peak_memory:
+                cost, result.out_of_core = outside, True
+        result.estimate = estimates.check_machine(cost, path, memory).as_dict()
     return result
 
 
@@ -188,7 +213,7 @@ def solve(game: Game | str, *, table: str | None = None, threads: int | None = N
           progress: Progress = no_progress, max_positions: int = DEFAULT_MAX_POSITIONS,
           force: bool = False, allow_large: bool = False,
           on_estimate: Callable[[dict], None] | None = None, work: Plan | None = None,
-          **board) -> SolveResult:
+          memory: int | None = None, **board) -> SolveResult:
     """Solve every position of a board (or, with `max_stones`, an endgame table) into the
     table file `table` (left out: GAME-BOARD.sqlite in the tables directory), resuming a table
     left unfinished and doing nothing to a finished one.
@@ -196,7 +221,8 @@ def solve(game: Game | str, *, table: str | None = None, threads: int | None = N
     `game` is a Game or a registered name with its board (`solve(GAME, **board)`,
     the board as its command-line options).  `threads`: kernel threads (None: every core); `executor`: where the tiers'
     work runs (None: in this process; a DaskExecutor for a cluster, entered here once the
-    table is held); `progress`: a tier bar factory.
+    table is held); `progress`: a tier bar factory; `memory`: a bound in bytes on the solve's
+    memory (plan).
     A solve whose estimate does not fit this machine raises BadParameters unless
     `allow_large`; `on_estimate` gets the estimate once the table is opened for writing.
     Ctrl-C raises KeyboardInterrupt saying what was kept (a table that cannot resume is
@@ -204,7 +230,7 @@ def solve(game: Game | str, *, table: str | None = None, threads: int | None = N
     executor = IN_PROCESS if executor is None else executor
     if work is None:        # (a caller that planned, as the command does, hands its plan over)
         work = plan(game, table=table, threads=threads, max_stones=max_stones,
-                    max_positions=max_positions, force=force, **board)
+                    max_positions=max_positions, force=force, memory=memory, **board)
     game, path = work.game, work.path
     if work.estimate is not None and not work.estimate["fits"] and not allow_large:
         raise TooLarge(work.estimate)
@@ -224,8 +250,10 @@ def solve(game: Game | str, *, table: str | None = None, threads: int | None = N
             # table (a second solve of it is refused by the writer before it touches any of it)
             executor = stack.enter_context(executor)
         if not writer.finished:
+            lower = stack.enter_context(LowerTiers(path)) if work.out_of_core else None
             report = game.solver.solve(game, writer, threads=work.threads, progress=progress,
-                                       max_positions=max_positions, executor=executor)
+                                       max_positions=max_positions, executor=executor,
+                                       lower=lower)
             writer.finish({"solve_seconds": round(time.perf_counter() - started, 3),
                            "threads": getattr(executor, "threads", None) if on_cluster
                            else work.threads})
