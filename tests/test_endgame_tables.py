@@ -213,7 +213,7 @@ def test_the_readme_estimates_are_the_estimator_s():
         assert result.exit_code == 0, result.output
         return json.loads(result.stdout)
 
-    plus4 = dry_run("--max-stones", 24)
+    plus4 = dry_run("--max-stones", 24, "--memory", "16G")
     found = re.search(r"S \+ 4 = 24\*\* stores ([\d.]+) x 10\^9 positions: .*? estimates ~(\d+) min "
                       r"and ~([\d.]+) GB at peak", section)
     assert found, "the README gives the estimate of S + 4"
