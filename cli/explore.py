@@ -155,8 +155,9 @@ def _read(prompt: str) -> str:
 @app.command("play", short_help="Play a position against the perfect player in the terminal.")
 @documented("play", "play --table T.sqlite", "play --hints")
 def play_command(
-    table: Optional[str] = typer.Option(None, "--table", help="Table file; left out, the tables "
-                                        "directory's only table."),
+    table: Optional[str] = typer.Option(None, "--table", help="Table file; left out, the table "
+                                        "of the tables directory that fits --position (as "
+                                        "query finds it), else the directory's only table."),
     position: Optional[str] = typer.Option(None, "--position", help="Start here (the game's "
                                            "start by default)."),
     side: Optional[str] = typer.Option(None, "--as", help=f"The side you play ({sides()}); "
@@ -186,6 +187,8 @@ def play_command(
             g = game_of_text(position, None)
             paths = tables_of_board(g)
             path = paths[0] if paths else None
+        elif table is None and position is not None:
+            path = locate.table_for_position(position)  # the table that fits it, as query finds
         else:
             path = table if table is not None else only_table()
         with (open_table(path) if path is not None else contextlib.nullcontext()) as t:

@@ -387,6 +387,16 @@ def test_play_ends_a_margin_game_with_who_is_ahead(tables):
     assert last.startswith("game over: ") and ("ahead" in last or "tie" in last), last
 
 
+def test_play_finds_the_table_that_fits_its_position_as_query_does(tables, monkeypatch):
+    """With several tables in the tables directory, --position picks the one whose game and
+    board fit it (no --table needed), as query and show do."""
+    monkeypatch.setenv("SOWSOLVE_TABLES", str(tables["d21"].parent))
+    result = CliRunner().invoke(app, ["play", "--position", "2222/2222 B", "--as", "A"],
+                                input="quit\n")
+    assert result.exit_code == 0, result.output
+    assert "2x4, 2 stones per pit" in result.output
+
+
 def test_play_on_an_endgame_table_asks_for_a_position_first(tmp_path):
     endgame = tmp_path / "endgame.sqlite"
     assert cli("solve", "diffusion", "--cols", 4, "--stones", 1, "--max-stones", 3, "--table",
