@@ -237,6 +237,8 @@ def tables_text(r: dict) -> str:
     for e in entries:
         if e["status"] in ("table", "unfinished"):
             game, board = e["description"].split(", ", 1) if ", " in e["description"] else (e["description"], "")
+            if e.get("max_stones") is not None:     # an endgame table
+                board += f", at most {e['max_stones']} on the board"
             rows.append((e["file"], game, board, "yes" if e["finished"] else "no",
                          f"{e['positions']:,}", size_short(e["size_on_disk"])))
         else:

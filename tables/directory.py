@@ -77,13 +77,13 @@ def _odd_entry(path: str, name: str, what: str) -> dict:
                else f"{name} is not a regular file")
     return {"file": name, "path": path, "status": "not a table", "problem": problem,
             "game": None, "description": None, "board": None, "parameters": None,
-            "finished": None, "positions": None, "size_on_disk": None}
+            "finished": None, "positions": None, "size_on_disk": None, "max_stones": None}
 
 
 def _entry(path: str, name: str) -> dict:
     entry: dict = {"file": name, "path": path, "status": "table", "problem": None,
                    "game": None, "description": None, "board": None, "parameters": None,
-                   "finished": None, "positions": None, "size_on_disk": None}
+                   "finished": None, "positions": None, "size_on_disk": None, "max_stones": None}
     try:
         entry["size_on_disk"] = os.path.getsize(path)
         with open_table(path, allow_unfinished=True) as table:
@@ -94,7 +94,7 @@ def _entry(path: str, name: str) -> dict:
                          finished=table.finished,
                          positions=sum(int(v) for v in meta["tier_sizes"].values()))
             entry["_game"] = game
-            entry["_max_stones"] = meta.get("max_stones")
+            entry["_max_stones"] = entry["max_stones"] = meta.get("max_stones")
         if not entry["finished"]:
             entry["status"] = "unfinished"
     except ForeignTable as exc:

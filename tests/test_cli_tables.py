@@ -272,3 +272,15 @@ def test_what_is_named_like_a_table_but_is_no_file_is_listed_and_never_opened(tm
     said = err.strip().splitlines()
     assert code == 2 and len(said) == 1 and "not a regular file" in said[0], said
     assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_tables_marks_an_endgame_table_with_its_limit(tmp_path):
+    runner = CliRunner()
+    assert runner.invoke(app, ["solve", "diffusion", "--cols", "4", "--stones", "1", "--max-stones",
+                               "3", "--table", str(tmp_path / "e.sqlite")]).exit_code == 0
+    solve_to(tmp_path / "w.sqlite", "diffusion", cols=2, stones=1)
+    listed = runner.invoke(app, ["tables", "--dir", str(tmp_path), "--json"])
+    limits = {e["file"]: e["max_stones"] for e in json.loads(listed.stdout)["tables"]}
+    assert limits == {"e.sqlite": 3, "w.sqlite": None}
+    text = runner.invoke(app, ["tables", "--dir", str(tmp_path)]).stdout
+    assert "at most 3 on the board" in text and text.count("at most") == 1
