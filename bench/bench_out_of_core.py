@@ -103,7 +103,8 @@ def main() -> None:
         sampler.join()
         wall = time.perf_counter() - started
         result = {"command": "python bench/bench_out_of_core.py " + " ".join(
-                      f"--{k.replace('_', '-')} {v}" if v is not True else f"--{k}"
+                      f"--{k.replace('_', '-')} {'DIR' if k == 'dir' else v}" if v is not True
+                      else f"--{k}"
                       for k, v in vars(args).items() if v not in (None, False) and k != "out"),
                   "machine": machine(), "solve": " ".join(command[1:]).replace(table, "T"),
                   "exit": child.returncode, "wall_seconds": round(wall, 1),
