@@ -532,6 +532,10 @@ cdef struct Sweep:
     int64_t *counted      # threads x 8 (padding): positions settled, not yet reported; the
                           # highest distance queued (word 1)
     int64_t *worth        # threads x (2 bound + 1): positions whose capture summary is worth v
+    int64_t lo            # the block of the tier this sweep holds: positions lo <= i < hi (the
+    int64_t hi            # whole tier in one process; rec, flags and dist are indexed by i)
+    Vec *outbox           # threads: (position, distance) offers to positions of other blocks
+    const uint8_t *joined_bits   # the whole tier's F_JOINED bits (delay phase of a block)
 
 
 # One thread's room for the moves of a position, and the game's scratch area for `moves`.
@@ -622,13 +626,22 @@ cdef inline bint settle(Sweep *s, int tid, int64_t i, int d, uint8_t bit, int va
     return True
 
 
+cdef inline bint handed_out(Sweep *s, int tid, int64_t x, int nd) noexcept nogil:
+    """Whether position x lies outside this sweep's block: its offer then goes into the outbox,
+    for the block's owner to take in (`ScorePart.receive`) before the next level."""
+    if s.lo <= x < s.hi:
+        return False
+    if vec_push(&s.outbox[tid], <uint32_t>x) < 0 or vec_push(&s.outbox[tid], <uint32_t>nd) < 0:
+        fail(s, ERR_MEMORY)
+    return True
+
+
 cdef void settle_attractor(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noexcept nogil:
     """Position i joins the attractor at the threshold, d plies from the end; its
     predecessors learn of it."""
     cdef const ScoreTier *tier = s.tier
     cdef int n, k, nd
     cdef int64_t x
-    cdef uint8_t old
     if not settle(s, tid, i, d, F_JOINED, s.t):
         return
     nd = longer(d)
@@ -636,32 +649,41 @@ cdef void settle_attractor(Sweep *s, int tid, int64_t i, int d, int64_t *preds) 
     if not checked_preds(s, n, preds):
         return
     for k in range(n):
-        prefetch_for_write(&s.flags[preds[k]])
-        prefetch_for_write(&s.dist[preds[k]])
+        if s.lo <= preds[k] < s.hi:
+            prefetch_for_write(&s.flags[preds[k]])
+            prefetch_for_write(&s.dist[preds[k]])
     for k in range(n):
         x = preds[k]
-        if byte_load(&s.flags[x]) & F_JOINED:
-            continue
-        if side_of(tier, x) == s.forcing:
-            # the forcing side takes its quickest move worth the threshold
-            # (an atomic read-modify-write waits for memory and holds the loads behind it: a
-            # plain read first spares it where the flag is already set)
-            if word_lower(&s.dist[x], <uint16_t>nd):
-                if not (byte_load(&s.flags[x]) & F_OFFERED):
-                    byte_fetch_or(&s.flags[x], F_OFFERED)
-                push(s, tid, nd, x)
-            elif not (byte_load(&s.flags[x]) & F_OFFERED) and not (byte_fetch_or(&s.flags[x], F_OFFERED) & F_OFFERED):
-                push(s, tid, nd, x)
-            continue
-        # the other side joins once every move is worth the threshold or more, and then
-        # delays among those worth exactly it (the ones joining now, in order of distance)
-        word_raise(&s.dist[x], <uint16_t>nd)
-        old = byte_fetch_sub(&s.flags[x], 1)
-        if (old & F_COUNT) != 1:
-            continue
-        if (old & F_EXIT) and worse(s.forcing, MARGIN_VALUE(s.rec[x]), s.t):
-            continue                # a capture worse for the forcing side: a later threshold
-        push(s, tid, word_load(&s.dist[x]), x)
+        if not handed_out(s, tid, x, nd):
+            offer_attractor(s, tid, x, nd)
+
+
+cdef void offer_attractor(Sweep *s, int tid, int64_t x, int nd) noexcept nogil:
+    """A successor of position x (of this block) joined the attractor, nd - 1 plies from the
+    end."""
+    cdef uint8_t old
+    if byte_load(&s.flags[x]) & F_JOINED:
+        return
+    if side_of(s.tier, x) == s.forcing:
+        # the forcing side takes its quickest move worth the threshold
+        # (an atomic read-modify-write waits for memory and holds the loads behind it: a
+        # plain read first spares it where the flag is already set)
+        if word_lower(&s.dist[x], <uint16_t>nd):
+            if not (byte_load(&s.flags[x]) & F_OFFERED):
+                byte_fetch_or(&s.flags[x], F_OFFERED)
+            push(s, tid, nd, x)
+        elif not (byte_load(&s.flags[x]) & F_OFFERED) and not (byte_fetch_or(&s.flags[x], F_OFFERED) & F_OFFERED):
+            push(s, tid, nd, x)
+        return
+    # the other side joins once every move is worth the threshold or more, and then
+    # delays among those worth exactly it (the ones joining now, in order of distance)
+    word_raise(&s.dist[x], <uint16_t>nd)
+    old = byte_fetch_sub(&s.flags[x], 1)
+    if (old & F_COUNT) != 1:
+        return
+    if (old & F_EXIT) and worse(s.forcing, MARGIN_VALUE(s.rec[x]), s.t):
+        return                      # a capture worse for the forcing side: a later threshold
+    push(s, tid, word_load(&s.dist[x]), x)
 
 
 cdef void settle_delay(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noexcept nogil:
@@ -669,7 +691,6 @@ cdef void settle_delay(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noex
     cdef const ScoreTier *tier = s.tier
     cdef int n, k, nd
     cdef int64_t x
-    cdef uint8_t old, fx
     if not settle(s, tid, i, d, F_SETTLED, s.endless):
         return
     nd = longer(d)
@@ -679,17 +700,34 @@ cdef void settle_delay(Sweep *s, int tid, int64_t i, int d, int64_t *preds) noex
     if not checked_preds(s, n, preds):
         return
     for k in range(n):
-        prefetch_for_write(&s.flags[preds[k]])
-        prefetch_for_write(&s.dist[preds[k]])
+        if s.lo <= preds[k] < s.hi:
+            prefetch_for_write(&s.flags[preds[k]])
+            prefetch_for_write(&s.dist[preds[k]])
     for k in range(n):
         x = preds[k]
-        fx = byte_load(&s.flags[x])
-        if (fx & (F_JOINED | F_SETTLED)) or not (fx & F_REACH):
-            continue
-        word_raise(&s.dist[x], <uint16_t>nd)
-        old = byte_fetch_sub(&s.flags[x], 1)
-        if (old & F_COUNT) == 1:
-            push(s, tid, word_load(&s.dist[x]), x)
+        if not handed_out(s, tid, x, nd):
+            offer_delay(s, tid, x, nd)
+
+
+cdef void offer_delay(Sweep *s, int tid, int64_t x, int nd) noexcept nogil:
+    """A move of position x (of this block) that keeps the value of endless play ends nd - 1
+    plies after it: x ends once all of them do, at the slowest."""
+    cdef uint8_t old, fx
+    fx = byte_load(&s.flags[x])
+    if (fx & (F_JOINED | F_SETTLED)) or not (fx & F_REACH):
+        return
+    word_raise(&s.dist[x], <uint16_t>nd)
+    old = byte_fetch_sub(&s.flags[x], 1)
+    if (old & F_COUNT) == 1:
+        push(s, tid, word_load(&s.dist[x]), x)
+
+
+cdef void offer_reach(Sweep *s, int tid, int64_t x) noexcept nogil:
+    """A capture can be reached from a successor of position x (of this block)."""
+    if byte_load(&s.flags[x]) & F_JOINED:
+        return
+    if not (byte_fetch_or(&s.flags[x], F_REACH) & F_REACH):
+        push(s, tid, 0, x)
 
 
 cdef int64_t gather(Sweep *s, int d, uint32_t **out) noexcept nogil:
@@ -718,35 +756,41 @@ cdef int64_t gather(Sweep *s, int d, uint32_t **out) noexcept nogil:
     return total
 
 
-cdef void run_levels(Sweep *s, int first) noexcept nogil:
-    """Settle everything queued, level by level from distance `first`."""
-    cdef int d, tid
+cdef void one_level(Sweep *s, int d) noexcept nogil:
+    """Settle everything queued at distance d (again, while settling queues more at d)."""
+    cdef int tid
     cdef int64_t total, k
     cdef uint32_t *cur
     cdef int64_t *preds
+    while s.error[0] == 0:
+        total = gather(s, d, &cur)
+        if total == 0:
+            break
+        with parallel(num_threads=s.threads):
+            tid = threadid()
+            preds = <int64_t *>malloc(s.tier.max_preds * sizeof(int64_t))
+            if preds == NULL:
+                fail(s, ERR_MEMORY)
+            for k in prange(total, schedule="dynamic", chunksize=CHUNK):
+                if s.error[0] != 0 or preds == NULL:
+                    continue
+                if k + PREFETCH_AHEAD < total:
+                    prefetch_for_write(&s.flags[cur[k + PREFETCH_AHEAD]])
+                    prefetch_for_write(&s.rec[cur[k + PREFETCH_AHEAD]])
+                if s.delay:
+                    settle_delay(s, tid, cur[k], d, preds)
+                else:
+                    settle_attractor(s, tid, cur[k], d, preds)
+            free(preds)
+        free(cur)
+
+
+cdef void run_levels(Sweep *s, int first) noexcept nogil:
+    """Settle everything queued, level by level from distance `first`."""
+    cdef int d, tid
     d = first
     while d <= highest_queued(s):   # the 65536 levels are mostly empty: only up to the top one
-        while s.error[0] == 0:
-            total = gather(s, d, &cur)
-            if total == 0:
-                break
-            with parallel(num_threads=s.threads):
-                tid = threadid()
-                preds = <int64_t *>malloc(s.tier.max_preds * sizeof(int64_t))
-                if preds == NULL:
-                    fail(s, ERR_MEMORY)
-                for k in prange(total, schedule="dynamic", chunksize=CHUNK):
-                    if s.error[0] != 0 or preds == NULL:
-                        continue
-                    if k + PREFETCH_AHEAD < total:
-                        prefetch_for_write(&s.flags[cur[k + PREFETCH_AHEAD]])
-                        prefetch_for_write(&s.rec[cur[k + PREFETCH_AHEAD]])
-                    if s.delay:
-                        settle_delay(s, tid, cur[k], d, preds)
-                    else:
-                        settle_attractor(s, tid, cur[k], d, preds)
-                free(preds)
-            free(cur)
+        one_level(s, d)
         d += 1
     for tid in range(s.threads):    # every list is empty again
         s.counted[tid * 8 + 1] = 0
@@ -853,7 +897,7 @@ cdef void forward_sweep(Sweep *s, bint delay) noexcept nogil:
         ready = buffers_ready(&b)
         if not ready:
             fail(s, ERR_MEMORY)
-        for i in prange(tier.n, schedule="dynamic", chunksize=CHUNK * 16):
+        for i in prange(s.lo, s.hi, schedule="dynamic", chunksize=CHUNK * 16):
             if s.error[0] != 0 or not ready:
                 continue
             if not delay:
@@ -881,7 +925,7 @@ cdef void seed_threshold(Sweep *s) noexcept nogil:
     it is kept lean: blocks of positions whose sides follow from the first one (no division
     per position), and a distance word written only when it changes."""
     cdef const ScoreTier *tier = s.tier
-    cdef int64_t i, block, lo, hi, blocks = (tier.n + SEED_BLOCK - 1) // SEED_BLOCK
+    cdef int64_t i, block, lo, hi, blocks = (s.hi - s.lo + SEED_BLOCK - 1) // SEED_BLOCK
     cdef int64_t stride = tier.side_stride, k, j
     cdef uint64_t group
     cdef int tid, v, d, best, side, here
@@ -898,8 +942,8 @@ cdef void seed_threshold(Sweep *s) noexcept nogil:
         for block in prange(blocks, schedule="static"):
             if not ready:
                 continue
-            lo = block * SEED_BLOCK
-            hi = lo + SEED_BLOCK if lo + SEED_BLOCK < tier.n else tier.n
+            lo = s.lo + block * SEED_BLOCK
+            hi = lo + SEED_BLOCK if lo + SEED_BLOCK < s.hi else s.hi
             side = <int>((lo // stride) & 1)
             k = lo % stride                 # where lo lies in its run of one side's positions
             i = lo
@@ -979,6 +1023,14 @@ cdef void attractor(Sweep *s, int forcing, int lo, int hi, int step) noexcept no
         s.t += step
 
 
+cdef inline bint is_joined(Sweep *s, int64_t x) noexcept nogil:
+    """Whether position x (of any block) joined an attractor: its flags in this block, the
+    bits gathered from every block elsewhere."""
+    if s.lo <= x < s.hi:
+        return (byte_load(&s.flags[x]) & F_JOINED) != 0
+    return (s.joined_bits[x >> 3] >> (x & 7)) & 1
+
+
 cdef void delay_one(Sweep *s, int tid, int64_t i, MoveBuffers *b) noexcept nogil:
     cdef const ScoreTier *tier = s.tier
     cdef int n, j, count = 0, finite = 0, acc = 0, dd
@@ -991,7 +1043,7 @@ cdef void delay_one(Sweep *s, int tid, int64_t i, MoveBuffers *b) noexcept nogil
         return
     for j in range(n):
         if child[j] != SCORE_EXIT:
-            if byte_load(&s.flags[child[j]]) & F_JOINED:
+            if is_joined(s, child[j]):
                 seed = True
             else:
                 count += 1
@@ -1014,40 +1066,45 @@ cdef void delay_one(Sweep *s, int tid, int64_t i, MoveBuffers *b) noexcept nogil
         push(s, tid, 0, i)
 
 
-cdef void reach_closure(Sweep *s) noexcept nogil:
-    """Delay phase set-up: per position not joined, its moves that keep the value of endless
-    play (the counter; captures worth it with a finite end already counted off into the
-    distance word), and F_REACH on every one from which a capture can be reached."""
+cdef int64_t reach_wave(Sweep *s) noexcept nogil:
+    """One wave backwards from the positions queued at 0: F_REACH on their predecessors (those
+    of other blocks into the outbox); how many positions it started from."""
     cdef const ScoreTier *tier = s.tier
     cdef int64_t k, total, x
     cdef int tid, n, p
     cdef int64_t *preds
     cdef uint32_t *cur
+    total = gather(s, 0, &cur)
+    if total == 0:
+        return 0
+    with parallel(num_threads=s.threads):
+        tid = threadid()
+        preds = <int64_t *>malloc(tier.max_preds * sizeof(int64_t))
+        if preds == NULL:
+            fail(s, ERR_MEMORY)
+        for k in prange(total, schedule="dynamic", chunksize=CHUNK):
+            if s.error[0] != 0 or preds == NULL:
+                continue
+            n = tier.unmoves(tier.ctx, cur[k], preds, tier.max_preds)
+            if not checked_preds(s, n, preds):
+                continue
+            for p in range(n):
+                x = preds[p]
+                if not handed_out(s, tid, x, 0):
+                    offer_reach(s, tid, x)
+        free(preds)
+    free(cur)
+    return total
+
+
+cdef void reach_closure(Sweep *s) noexcept nogil:
+    """Delay phase set-up: per position not joined, its moves that keep the value of endless
+    play (the counter; captures worth it with a finite end already counted off into the
+    distance word), and F_REACH on every one from which a capture can be reached."""
     forward_sweep(s, True)
     # every position from which a capture can be reached: backwards from the seeds
-    while s.error[0] == 0:
-        total = gather(s, 0, &cur)
-        if total == 0:
-            break
-        with parallel(num_threads=s.threads):
-            tid = threadid()
-            preds = <int64_t *>malloc(tier.max_preds * sizeof(int64_t))
-            if preds == NULL:
-                fail(s, ERR_MEMORY)
-            for k in prange(total, schedule="dynamic", chunksize=CHUNK):
-                if s.error[0] != 0 or preds == NULL:
-                    continue
-                n = tier.unmoves(tier.ctx, cur[k], preds, tier.max_preds)
-                if not checked_preds(s, n, preds):
-                    continue
-                for p in range(n):
-                    x = preds[p]
-                    if byte_load(&s.flags[x]) & F_JOINED:
-                        continue
-                    if not (byte_fetch_or(&s.flags[x], F_REACH) & F_REACH):
-                        push(s, tid, 0, x)
-            free(preds)
-        free(cur)
+    while s.error[0] == 0 and reach_wave(s) > 0:
+        pass
 
 
 cdef void seed_delay(Sweep *s) noexcept nogil:
@@ -1058,7 +1115,7 @@ cdef void seed_delay(Sweep *s) noexcept nogil:
     cdef uint8_t f
     with parallel(num_threads=s.threads):
         tid = threadid()
-        for i in prange(s.tier.n, schedule="static"):
+        for i in prange(s.lo, s.hi, schedule="static"):
             f = s.flags[i]
             if f & F_JOINED:
                 continue
@@ -1068,19 +1125,11 @@ cdef void seed_delay(Sweep *s) noexcept nogil:
                 push(s, tid, s.dist[i], i)
 
 
-def solve_tier(tier, int threads=1, int64_t[::1] control=None, int64_t parallel_from=SMALL_TIER):
-    """Records (uint16) of one score tier, solved from its moves and un-moves (a ScoreTier from
-    the game's kernel: `tier.capsule()`), on `threads` threads; also its long table and (final
-    positions, endless ones).  5 bytes per position plus the lists of positions queued at each
-    distance.
-    With a `control` (solver/kernels.py): stops when asked and counts its work.  Tiers of
-    fewer than `parallel_from` positions run on one thread."""
-    capsule = tier.capsule()
+cdef const ScoreTier *checked_tier(capsule) except NULL:
+    """The game kernel's ScoreTier behind a capsule, its sizes checked before a sweep uses them."""
     if not PyCapsule_IsValid(capsule, SOWSOLVE_SCORE_TIER_CAPSULE):
         raise TypeError("expected a score tier capsule")
     cdef const ScoreTier *t = <const ScoreTier *>PyCapsule_GetPointer(capsule, SOWSOLVE_SCORE_TIER_CAPSULE)
-    cdef Control spare
-    cdef Control *ctl = control_of(control, &spare)
     if t.n < 0 or t.n >= (<int64_t>1 << 32):
         raise ValueError(f"a tier of {t.n} positions is beyond this solver (at most 2**32 - 1)")
     if not 0 <= t.bound <= MARGIN_MAX_VALUE or not -t.bound <= t.endless_value <= t.bound:
@@ -1091,74 +1140,73 @@ def solve_tier(tier, int threads=1, int64_t[::1] control=None, int64_t parallel_
         raise ValueError("the tier's side stride must be at least 1")
     if not 0 <= t.scratch_bytes <= (1 << 20):
         raise ValueError("the tier asks for a scratch area beyond 1 MiB")
-    # a small tier is done before two threads would have met at their first barrier (a busy
-    # other core makes every barrier slow): one thread
-    threads = 1 if t.n < parallel_from else max(1, threads)
-    records = np.zeros(t.n, dtype=np.uint16)
-    flags = np.zeros(t.n, dtype=np.uint8)
-    dist = np.zeros(t.n, dtype=np.uint16)
-    counted = np.zeros(threads * 8, dtype=np.int64)
-    worth = np.zeros(threads * (2 * t.bound + 1), dtype=np.int64)
-    cdef Sweep s
-    cdef int error = 0, bound = t.bound, endless = t.endless_value
-    cdef int64_t i, n = t.n, finals = 0, unending = 0
-    cdef Vec *lists = <Vec *>calloc(threads * LEVELS, sizeof(Vec))
-    if lists == NULL:
+    return t
+
+
+cdef int open_lists(Sweep *s, int threads) except -1:
+    s.lists = <Vec *>calloc(threads * LEVELS, sizeof(Vec))
+    s.longs = <Vec *>calloc(threads, sizeof(Vec))
+    s.outbox = <Vec *>calloc(threads, sizeof(Vec))
+    if s.lists == NULL or s.longs == NULL or s.outbox == NULL:
+        close_lists(s)
         raise MemoryError("out of memory for the distance lists")
-    cdef Vec *longs = <Vec *>calloc(threads, sizeof(Vec))
-    if longs == NULL:
-        free(lists)
-        raise MemoryError("out of memory for the long table")
+    return 0
+
+
+cdef void close_lists(Sweep *s) noexcept:
+    cdef int64_t i
+    if s.lists != NULL:
+        for i in range(s.threads * LEVELS):
+            free(s.lists[i].items)
+        free(s.lists)
+    if s.longs != NULL:
+        for i in range(s.threads):
+            free(s.longs[i].items)
+        free(s.longs)
+    if s.outbox != NULL:
+        for i in range(s.threads):
+            free(s.outbox[i].items)
+        free(s.outbox)
+    s.lists = NULL
+    s.longs = NULL
+    s.outbox = NULL
+
+
+cdef object take_longs(Sweep *s):
+    """The long table of what this sweep settled: (index << long_shift) | plies, sorted."""
     cdef int64_t nlong = 0, at = 0, k
-    cdef uint64_t *long_out
-    s.tier = t
-    s.rec = <uint16_t *>cnp.PyArray_DATA(records)
-    s.flags = <uint8_t *>cnp.PyArray_DATA(flags)
-    s.dist = <uint16_t *>cnp.PyArray_DATA(dist)
-    s.lists = lists
-    s.longs = longs
-    s.threads = threads
-    s.error = &error
-    s.ctl = ctl
-    s.counted = <int64_t *>cnp.PyArray_DATA(counted)
-    s.worth = <int64_t *>cnp.PyArray_DATA(worth)
-    s.endless = endless
-    try:
-        with nogil:
-            attractor(&s, 0, bound, endless + 1, -1)
-            attractor(&s, 1, -bound, endless - 1, 1)
-            if error == 0:
-                s.delay = 1
-                reach_closure(&s)
-            if error == 0:
-                seed_delay(&s)
-                run_levels(&s, 0)
-            if error == 0:
-                for i in range(n):
-                    if s.flags[i] & F_JOINED:
-                        continue
-                    if s.flags[i] & F_REACH:
-                        unending += 1
-                    else:
-                        finals += 1
-                    if not (s.flags[i] & F_SETTLED):
-                        s.rec[i] = final_record(t, i, endless, MARGIN_REM_ENDLESS)
-        for i in range(threads):
-            nlong += longs[i].size // 2
-        long = np.empty(nlong, dtype=np.uint64)
-        long_out = <uint64_t *>cnp.PyArray_DATA(long)
-        for i in range(threads):
-            for k in range(longs[i].size // 2):
-                long_out[at] = (<uint64_t>longs[i].items[2 * k] << MARGIN_LONG_SHIFT) | longs[i].items[2 * k + 1]
-                at += 1
-        long.sort()
-    finally:
-        for i in range(threads * LEVELS):
-            free(lists[i].items)
-        free(lists)
-        for i in range(threads):
-            free(longs[i].items)
-        free(longs)
+    cdef int i
+    for i in range(s.threads):
+        nlong += s.longs[i].size // 2
+    long = np.empty(nlong, dtype=np.uint64)
+    cdef uint64_t *long_out = <uint64_t *>cnp.PyArray_DATA(long)
+    for i in range(s.threads):
+        for k in range(s.longs[i].size // 2):
+            long_out[at] = (<uint64_t>s.longs[i].items[2 * k] << MARGIN_LONG_SHIFT) | s.longs[i].items[2 * k + 1]
+            at += 1
+    long.sort()
+    return long
+
+
+cdef int count_ends(Sweep *s, int64_t *finals, int64_t *unending) noexcept nogil:
+    """The last step of a sweep: positions of the block no attractor took and the delay phase
+    left unsettled store 'no end'; counts the final positions and the endless ones."""
+    cdef int64_t i
+    for i in range(s.lo, s.hi):
+        if s.flags[i] & F_JOINED:
+            continue
+        if s.flags[i] & F_REACH:
+            unending[0] += 1
+        else:
+            finals[0] += 1
+        if not (s.flags[i] & F_SETTLED):
+            s.rec[i] = final_record(s.tier, i, s.endless, MARGIN_REM_ENDLESS)
+    return 0
+
+
+cdef int raise_sweep_error(int error) except -1:
+    if error == 0:
+        return 0
     if error == ERR_STOPPED:
         raise KeyboardInterrupt
     if error == ERR_MEMORY:
@@ -1178,7 +1226,310 @@ def solve_tier(tier, int threads=1, int64_t[::1] control=None, int64_t parallel_
         raise RuntimeError("a position has more predecessors than the game's bound")
     if error == ERR_KERNEL:
         raise RuntimeError("the game's kernel gave a move or an un-move outside its tier's bounds")
-    if error != 0:
-        raise RuntimeError(f"the score tier solver failed ({error})")
+    raise RuntimeError(f"the score tier solver failed ({error})")
+
+
+def solve_tier(tier, int threads=1, int64_t[::1] control=None, int64_t parallel_from=SMALL_TIER):
+    """Records (uint16) of one score tier, solved from its moves and un-moves (a ScoreTier from
+    the game's kernel: `tier.capsule()`), on `threads` threads; also its long table and (final
+    positions, endless ones).  5 bytes per position plus the lists of positions queued at each
+    distance.
+    With a `control` (solver/kernels.py): stops when asked and counts its work.  Tiers of
+    fewer than `parallel_from` positions run on one thread."""
+    capsule = tier.capsule()
+    cdef const ScoreTier *t = checked_tier(capsule)
+    cdef Control spare
+    cdef Control *ctl = control_of(control, &spare)
+    # a small tier is done before two threads would have met at their first barrier (a busy
+    # other core makes every barrier slow): one thread
+    threads = 1 if t.n < parallel_from else max(1, threads)
+    records = np.zeros(t.n, dtype=np.uint16)
+    flags = np.zeros(t.n, dtype=np.uint8)
+    dist = np.zeros(t.n, dtype=np.uint16)
+    counted = np.zeros(threads * 8, dtype=np.int64)
+    worth = np.zeros(threads * (2 * t.bound + 1), dtype=np.int64)
+    cdef Sweep s
+    memset(&s, 0, sizeof(Sweep))
+    cdef int error = 0, bound = t.bound, endless = t.endless_value
+    cdef int64_t finals = 0, unending = 0
+    s.threads = threads
+    open_lists(&s, threads)
+    s.tier = t
+    s.lo = 0
+    s.hi = t.n
+    s.rec = <uint16_t *>cnp.PyArray_DATA(records)
+    s.flags = <uint8_t *>cnp.PyArray_DATA(flags)
+    s.dist = <uint16_t *>cnp.PyArray_DATA(dist)
+    s.error = &error
+    s.ctl = ctl
+    s.counted = <int64_t *>cnp.PyArray_DATA(counted)
+    s.worth = <int64_t *>cnp.PyArray_DATA(worth)
+    s.endless = endless
+    try:
+        with nogil:
+            attractor(&s, 0, bound, endless + 1, -1)
+            attractor(&s, 1, -bound, endless - 1, 1)
+            if error == 0:
+                s.delay = 1
+                reach_closure(&s)
+            if error == 0:
+                seed_delay(&s)
+                run_levels(&s, 0)
+            if error == 0:
+                count_ends(&s, &finals, &unending)
+        long = take_longs(&s)
+    finally:
+        close_lists(&s)
+    raise_sweep_error(error)
     ctl_add(ctl, int(counted.sum()))
     return records, long, int(finals), int(unending)
+
+
+cdef class ScorePart:
+    """One block (positions lo <= i < hi) of a score tier, for a solve split across processes
+    (solver/splittier.py drives it): the sweeps of solve_tier over the block's positions alone,
+    level by level.  An offer to a position of another block leaves through the outbox that
+    `level` and `reach_wave` return (pairs position, distance); the owner takes it in with
+    `receive` before its next level.  Offers commute (a minimum, a maximum, a counter, a bit),
+    so the records are those of solve_tier whatever the order they arrive in.  5 bytes per
+    position of the block, plus (in the delay phase) one bit per position of the tier."""
+    cdef object tier_ref, capsule, control_ref, bits_ref
+    cdef const ScoreTier *t
+    cdef Sweep s
+    cdef int error
+    cdef Control spare
+    cdef readonly object records, flags, dist
+    cdef object counted, worth
+    cdef readonly int64_t lo, hi, n
+    cdef readonly int bound, endless, phase
+
+    def __cinit__(self):
+        memset(&self.s, 0, sizeof(Sweep))
+
+    def __init__(self, tier, int64_t lo, int64_t hi, int threads=1, int64_t[::1] control=None):
+        self.tier_ref = tier            # the capsule points into it
+        self.capsule = tier.capsule()
+        self.t = checked_tier(self.capsule)
+        if not 0 <= lo <= hi <= self.t.n or (lo % 8 and lo != hi):
+            raise ValueError(f"the block {lo}..{hi} is not one of a tier of {self.t.n} positions "
+                             f"(its start a multiple of 8)")
+        self.lo, self.hi, self.n = lo, hi, self.t.n
+        self.bound, self.endless = self.t.bound, self.t.endless_value
+        threads = max(1, threads)
+        self.control_ref = control
+        self.records = np.zeros(hi - lo, dtype=np.uint16)
+        self.flags = np.zeros(hi - lo, dtype=np.uint8)
+        self.dist = np.zeros(hi - lo, dtype=np.uint16)
+        self.counted = np.zeros(threads * 8, dtype=np.int64)
+        self.worth = np.zeros(threads * (2 * self.bound + 1), dtype=np.int64)
+        self.s.threads = threads
+        open_lists(&self.s, threads)
+        self.s.tier = self.t
+        self.s.lo, self.s.hi = lo, hi
+        # indexed by the position's number in the tier (only lo <= i < hi is ever read)
+        self.s.rec = <uint16_t *>cnp.PyArray_DATA(self.records) - lo
+        self.s.flags = <uint8_t *>cnp.PyArray_DATA(self.flags) - lo
+        self.s.dist = <uint16_t *>cnp.PyArray_DATA(self.dist) - lo
+        self.s.error = &self.error
+        self.s.ctl = control_of(control, &self.spare)
+        self.s.counted = <int64_t *>cnp.PyArray_DATA(self.counted)
+        self.s.worth = <int64_t *>cnp.PyArray_DATA(self.worth)
+        self.s.endless = self.endless
+        self.phase = 0
+
+    def __dealloc__(self):
+        close_lists(&self.s)
+
+    cdef int check(self) except -1:
+        cdef int error = self.error
+        self.error = 0
+        return raise_sweep_error(error)
+
+    cdef object take_outbox(self):
+        """The offers to other blocks since the last call, (position, distance) rows."""
+        cdef int64_t total = 0, at = 0
+        cdef int i
+        for i in range(self.s.threads):
+            total += self.s.outbox[i].size
+        out = np.empty((total // 2, 2), dtype=np.uint32)
+        cdef uint32_t *o = <uint32_t *>cnp.PyArray_DATA(out)
+        for i in range(self.s.threads):
+            if self.s.outbox[i].size:
+                memcpy(o + at, self.s.outbox[i].items, self.s.outbox[i].size * sizeof(uint32_t))
+                at += self.s.outbox[i].size
+            self.s.outbox[i].size = 0
+        return out
+
+    def summarise(self, int forcing):
+        """An attractor of `forcing` (0 = P, 1 = p) begins: the block's positions not joined
+        get their counters and capture summaries; how many summaries are worth each threshold
+        (-bound..bound), for the sum over the blocks."""
+        if forcing not in (0, 1):
+            raise ValueError("forcing is 0 or 1")
+        self.s.forcing = forcing
+        self.s.delay = 0
+        self.phase = 1
+        with nogil:
+            summarise(&self.s)
+        self.check()
+        return self.worth.reshape(self.s.threads, -1).sum(axis=0)
+
+    def seed(self, int t):
+        """A threshold begins (the attractor's under way): the block's captures worth exactly
+        t are queued."""
+        if self.phase != 1 or not -self.bound <= t <= self.bound:
+            raise ValueError(f"no attractor at threshold {t} is under way")
+        self.s.t = t
+        with nogil:
+            seed_threshold(&self.s)
+        self.check()
+
+    def level(self, int d):
+        """Settles what is queued at distance d; the offers to other blocks it made."""
+        if not 0 <= d <= DIST_ENDLESS or self.phase not in (1, 3):
+            raise ValueError(f"no level {d} of a sweep is under way")
+        with nogil:
+            one_level(&self.s, d)
+        self.check()
+        return self.take_outbox()
+
+    def next_level(self, int d):
+        """The nearest distance d or more at which something is queued here (-1: none)."""
+        cdef int tid, e
+        cdef int64_t top = highest_queued(&self.s)
+        for e in range(max(d, 0), top + 1):
+            for tid in range(self.s.threads):
+                if self.s.lists[tid * LEVELS + e].size:
+                    return e
+        return -1
+
+    def end_levels(self):
+        """Every level of the sweep under way is settled, in every block."""
+        cdef int tid
+        for tid in range(self.s.threads):
+            if self.s.lists[tid * LEVELS].size:
+                raise RuntimeError("a sweep ended with positions still queued")
+            self.s.counted[tid * 8 + 1] = 0
+
+    def receive(self, const cnp.uint32_t[:, ::1] offers):
+        """Offers of other blocks to this one's positions (rows position, distance), each
+        checked before it is used: a position of this block, a distance a level can hold."""
+        if offers.shape[0] and offers.shape[1] != 2:
+            raise ValueError("offers are rows of (position, distance)")
+        cdef int64_t k, m = offers.shape[0], x
+        cdef int d, tid, phase = self.phase
+        for k in range(m):
+            x = offers[k, 0]
+            d = offers[k, 1]
+            if not (self.lo <= x < self.hi) or d > DIST_ENDLESS or (phase == 2 and d != 0) or (
+                    phase != 2 and d == 0):
+                raise ValueError(f"an offer ({x}, {d}) is not one for positions "
+                                 f"{self.lo}..{self.hi} in this phase")
+        if phase not in (1, 2, 3):
+            raise ValueError("no sweep is under way")
+        with nogil:
+            for k in range(m):
+                x = offers[k, 0]
+                if phase == 1:
+                    offer_attractor(&self.s, 0, x, offers[k, 1])
+                elif phase == 2:
+                    offer_reach(&self.s, 0, x)
+                else:
+                    offer_delay(&self.s, 0, x, offers[k, 1])
+        self.check()
+
+    def joined_bits(self):
+        """The block's F_JOINED bits, one per position, little-endian in bytes."""
+        return np.packbits((self.flags & F_JOINED) != 0, bitorder="little")
+
+    def delay_phase(self, bits):
+        """After both attractors: `bits` is the whole tier's joined bits (the blocks' joined_bits
+        in order); every position of the block not joined counts its moves that keep the value
+        of endless play, and those with a capture within reach are queued at 0 for the reach
+        waves."""
+        bits = np.ascontiguousarray(bits, dtype=np.uint8)
+        if bits.shape != ((self.n + 7) // 8,):
+            raise ValueError(f"the joined bits of a tier of {self.n} positions are "
+                             f"{(self.n + 7) // 8} bytes")
+        self.bits_ref = bits
+        self.s.joined_bits = <const uint8_t *>cnp.PyArray_DATA(bits)
+        self.s.delay = 1
+        self.phase = 2
+        with nogil:
+            forward_sweep(&self.s, True)
+        self.check()
+
+    def reach_wave(self):
+        """One wave of the reach closure: (positions it started from, offers to other blocks)."""
+        if self.phase != 2:
+            raise ValueError("no reach closure is under way")
+        cdef int64_t total
+        with nogil:
+            total = reach_wave(&self.s)
+        self.check()
+        return total, self.take_outbox()
+
+    def seed_delay(self):
+        """The reach closure is complete in every block: the delay levels begin."""
+        if self.phase != 2:
+            raise ValueError("no reach closure is under way")
+        self.phase = 3
+        with nogil:
+            seed_delay(&self.s)
+        self.check()
+
+    def finish(self):
+        """(records of the block, long table (indices in the tier), final positions, endless
+        ones); the positions settled are counted into the control."""
+        cdef int64_t finals = 0, unending = 0
+        with nogil:
+            count_ends(&self.s, &finals, &unending)
+        self.phase = 4
+        long = take_longs(&self.s)
+        ctl_add(self.s.ctl, int(self.counted[::8].sum()))
+        self.counted[::8] = 0
+        return self.records, long, int(finals), int(unending)
+
+    def state(self):
+        """What a restart needs between two thresholds (no level queued): the block's arrays
+        and the long entries settled so far (pairs index, plies)."""
+        cdef int64_t total = 0, at = 0
+        cdef int i
+        for i in range(self.s.threads):
+            total += self.s.longs[i].size
+        longs = np.empty(total, dtype=np.uint32)
+        cdef uint32_t *o = <uint32_t *>cnp.PyArray_DATA(longs)
+        for i in range(self.s.threads):
+            if self.s.longs[i].size:
+                memcpy(o + at, self.s.longs[i].items, self.s.longs[i].size * sizeof(uint32_t))
+                at += self.s.longs[i].size
+        return {"records": self.records, "flags": self.flags, "dist": self.dist, "longs": longs}
+
+    def restore(self, dict state, int forcing, int phase):
+        """The state() of an earlier run of this block (checked: shapes, the long entries' indices
+        within the block); the attractor of `forcing` under way (phase 1)."""
+        cdef int64_t size = self.hi - self.lo, k
+        for name, dtype in (("records", np.uint16), ("flags", np.uint8), ("dist", np.uint16)):
+            a = state[name]
+            if a.dtype != dtype or a.shape != (size,):
+                raise ValueError(f"a saved {name} does not fit the block {self.lo}..{self.hi}")
+        longs = np.ascontiguousarray(state["longs"], dtype=np.uint32)
+        if longs.ndim != 1 or longs.size % 2:
+            raise ValueError("the saved long entries are not pairs")
+        pairs = longs.reshape(-1, 2)
+        if pairs.size and (pairs[:, 0].min() < self.lo or pairs[:, 0].max() >= self.hi
+                           or pairs[:, 1].min() < MARGIN_REM_LONG or pairs[:, 1].max() >= DIST_ENDLESS):
+            raise ValueError("a saved long entry is not one of this block")
+        if forcing not in (0, 1) or phase != 1:
+            raise ValueError("a block is restored between two thresholds of an attractor")
+        self.records[:] = state["records"]
+        self.flags[:] = state["flags"]
+        self.dist[:] = state["dist"]
+        for k in range(self.s.threads):
+            self.s.longs[k].size = 0
+        for k in range(longs.size):
+            if vec_push(&self.s.longs[0], longs[k]) < 0:
+                raise MemoryError("out of memory for the long table")
+        self.s.forcing = forcing
+        self.s.delay = 0
+        self.phase = 1

@@ -121,7 +121,8 @@ def solve(
         result = solved.as_dict()
         if solved.solved_now and on_cluster:
             result["cluster"] = {"task_slots": executor.parts, "threads_per_task": task_threads,
-                                 "tasks": executor.tasks, "rounds": executor.rounds}
+                                 "tasks": executor.tasks, "rounds": executor.rounds,
+                                 "split_score_tiers": executor.exchange_figures()}
         show(result, as_json, render.summary_text)
 
 

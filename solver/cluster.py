@@ -21,11 +21,9 @@ limits.
 from __future__ import annotations
 
 import asyncio
-import errno
 import os
 import shutil
 import socket
-import stat
 import threading
 import time
 import uuid
@@ -35,6 +33,9 @@ from typing import Callable
 import numpy as np
 
 from .contract import Game
+from .lower import LowerTiers
+from .sharedfiles import (_npy_layout, _open_regular, check_whole, load_array,  # noqa: F401
+                          new_mapped, save_array)
 from .tiers import TierProgress, WorkUnit, tier_label
 
 #: a solve's own directory in the shared one: <table file name>-<run id> + this
@@ -48,6 +49,10 @@ STOP_FILE = "stop"
 ORDER_FILE = "order.npy"
 #: seconds between the driver's looks at a tier's progress
 PROGRESS_SECONDS = 0.5
+#: a score tier of this many positions or more is split across the parts (solver/splittier.py)
+SCORE_SPLIT_FROM = 1 << 22
+#: seconds between two saves of a part of a split score tier (what a lost worker can cost)
+SAVE_SECONDS = 30.0
 
 
 class ClusterError(RuntimeError):
@@ -63,138 +68,6 @@ def tier_file(run_dir: str, tier: int, name: str) -> str:
 def unit_file(run_dir: str, tier: int, plan: str, unit: WorkUnit) -> str:
     """The records of one unit of the plan `plan` (a token the driver draws for each tier)."""
     return os.path.join(run_dir, f"tier-{tier}-{plan}-unit-{unit.index}.npy")
-
-
-def save_array(path: str, array: np.ndarray) -> None:
-    """Write `array` whole under `path`: a reader sees the old file, or none, or all of it."""
-    partial = f"{path}.{uuid.uuid4().hex}.partial"
-    array = np.ascontiguousarray(array)
-    try:
-        with open(partial, "wb") as f:
-            # the .npy layout np.save writes, the data through Python's own write: its error
-            # (a full disk) keeps its errno
-            np.lib.format.write_array_header_1_0(f, {
-                "descr": np.lib.format.dtype_to_descr(array.dtype), "fortran_order": False,
-                "shape": array.shape})
-            f.write(memoryview(array.reshape(-1)).cast("B"))
-        os.replace(partial, path)
-    except BaseException as exc:
-        try:
-            os.unlink(partial)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):        # named by its final name, never the partial one
-            raise OSError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
-        raise
-
-
-# Files of the shared directory are anyone's who can write there, and a read must not hang or
-# kill the process that reads them.  Each is opened with O_NOFOLLOW and O_NONBLOCK and fstat'ed
-# before a byte is read: a FIFO (whose open would wait for a writer for good), a device or a
-# link put in a file's place is refused, and a file whose size is not what its header
-# declares is refused before it is read.  Files that are only read are then copied into this
-# process's memory, never mapped: a mapped file truncated in place afterwards makes every
-# access to its lost pages a SIGBUS, which no check made beforehand can prevent and which kills
-# the worker (a copy is immune, for 2 bytes per position of each tier read).  The files the
-# parts of a tier share and write in place (its records and the counts of units done) must be
-# mapped; they are checked when mapped and again before every unit (`check_whole`), so a
-# truncation between two units is an error naming the file, and only one in the middle of a
-# unit still ends the worker (Dask then runs the part again, and the new run refuses the file).
-
-def _open_regular(path: str, write: bool = False):
-    """The regular file at `path`, opened for reading (or reading and writing); ValueError for
-    anything else there (a FIFO, a device, a directory, a symbolic link)."""
-    flags = (os.O_RDWR if write else os.O_RDONLY) | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise ValueError(f"{path} is a symbolic link, not a file sowsolve wrote") from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{path} is not a regular file")
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "r+b" if write else "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _npy_layout(f, path: str) -> tuple[tuple, np.dtype, int]:
-    """(shape, dtype, offset of the data) of an open .npy file, from its header alone (never
-    unpickled), once its size is what the header declares."""
-    readers = {(1, 0): np.lib.format.read_array_header_1_0,
-               (2, 0): np.lib.format.read_array_header_2_0}
-    try:
-        reader = readers.get(np.lib.format.read_magic(f))
-        if reader is None:
-            raise ValueError("an .npy version sowsolve does not write")
-        shape, fortran, dtype = reader(f)
-    except (ValueError, SyntaxError, TypeError, KeyError, RuntimeError) as exc:
-        raise ValueError(f"{path} is not an array sowsolve wrote ({exc})") from None
-    if fortran or dtype.hasobject:
-        raise ValueError(f"{path} is not an array sowsolve wrote")
-    offset = f.tell()
-    expected = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    found = os.fstat(f.fileno()).st_size
-    if found != expected:
-        raise ValueError(f"{path} holds {found:,} bytes, not the {expected:,} its header declares")
-    return shape, dtype, offset
-
-
-def load_array(path: str, first: int | None = None) -> np.ndarray:
-    """An array of a file of the shared directory, checked (above) and read into memory
-    (with `first`, only its first elements of a 1-D array)."""
-    with _open_regular(path) as f:
-        shape, dtype, _ = _npy_layout(f, path)
-        count = int(np.prod(shape, dtype=np.int64))
-        if first is not None:
-            if len(shape) != 1 or first > count:
-                raise ValueError(f"{path} does not hold {first:,} elements")
-            count, shape = first, (first,)
-        array = np.fromfile(f, dtype=dtype, count=count)
-        if array.size != count:
-            raise ValueError(f"{path} was cut short while it was read")
-        return array.reshape(shape)
-
-
-def new_mapped(path: str, dtype, shape: tuple) -> np.ndarray:
-    """A new .npy file of zeros, its disk space taken before it is mapped: writing to a mapped
-    page the disk has no room for is a SIGBUS, where taking the space first is an OSError
-    (a full disk) naming the file."""
-    created = False
-    try:
-        with open(path, "xb") as f:
-            created = True
-            np.lib.format.write_array_header_1_0(f, {
-                "descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
-                "shape": shape})
-            offset = f.tell()
-            nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-            try:
-                if nbytes:
-                    os.posix_fallocate(f.fileno(), offset, nbytes)
-            except OSError as exc:
-                if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
-                    raise
-                f.truncate(offset + nbytes)     # a file system that cannot take it ahead
-    except OSError as exc:
-        if created:
-            os.unlink(path)
-        raise OSError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
-    return np.memmap(path, dtype=dtype, mode="r+", offset=offset, shape=shape)
-
-
-def check_whole(path: str, nbytes: int) -> None:
-    """ValueError unless the file at `path` (one this process has mapped) still holds `nbytes`
-    bytes: its pages past a truncation would kill the process at the first access."""
-    try:
-        found = os.stat(path).st_size
-    except OSError as exc:
-        raise ValueError(f"{path} cannot be read ({exc.strerror or exc})") from None
-    if found != nbytes:
-        raise ValueError(f"{path} was changed in place ({found:,} bytes, not {nbytes:,})")
 
 
 def save_tier(run_dir: str, game: Game, tier: int, data) -> None:
@@ -241,6 +114,7 @@ class Job:
     run_dir: str
     threads: int
     version: str
+    lower_on_disk: bool = False
 
 
 class _Quiet:
@@ -266,6 +140,15 @@ class _Process:
         self.lock = threading.Lock()
         self.tiers: dict[int, object] = {}
         self.states: dict[int, dict] = {}
+        # the lower tiers a task reads, mapped from private files (solver/lower.py): a worker's
+        # own memory is then the work on its tier or block, the tiers below it page cache
+        self.lower = LowerTiers() if job.lower_on_disk else None
+
+    def close(self) -> None:
+        self.tiers.clear()
+        self.states.clear()
+        if self.lower is not None:
+            self.lower.close()
 
     def window(self, deps: tuple[int, ...]) -> dict:
         with self.lock:
@@ -273,7 +156,9 @@ class _Process:
                 del self.tiers[tier]
             for tier in deps:
                 if tier not in self.tiers:
-                    self.tiers[tier] = load_tier(self.job.run_dir, self.game, tier)
+                    data = load_tier(self.job.run_dir, self.game, tier)
+                    self.tiers[tier] = data if self.lower is None else \
+                        self.lower.keep(self.game, tier, data)
             return {tier: self.tiers[tier] for tier in deps}
 
     def state(self, tier: int, plan: str) -> dict:
@@ -294,7 +179,9 @@ def _process(job: Job) -> _Process:
     with _processes_lock:
         found = _processes.get(job)
         if found is None:
-            _processes.clear()          # a new solve: what the last one mapped goes
+            for old in _processes.values():     # a new solve: what the last one mapped goes
+                old.close()
+            _processes.clear()
             found = _processes[job] = _Process(job)
         return found
 
@@ -303,7 +190,7 @@ def forget(run_dir: str) -> None:
     """Drop what this worker process holds of the solve in `run_dir` (its end)."""
     with _processes_lock:
         for job in [j for j in _processes if j.run_dir == run_dir]:
-            del _processes[job]
+            _processes.pop(job).close()
 
 
 def solve_tier_task(job: Job, tier: int, deps: tuple[int, ...]) -> int:
@@ -313,6 +200,37 @@ def solve_tier_task(job: Job, tier: int, deps: tuple[int, ...]) -> int:
     data = here.worker(tier, window, TierProgress(_Quiet(), here.game))
     save_tier(job.run_dir, here.game, tier, data)
     return here.game.tier_size(tier)
+
+
+def solve_block_task(job: Job, tier: int, deps: tuple[int, ...], folder: str, key: bytes,
+                     bounds: list[tuple[int, int]], part: int, save_every: float) -> dict:
+    """Block `part` of a score tier split across the parts (solver/splittier.py): its records
+    and long entries written to `folder` for the driver; the exchange's figures returned.  A
+    part run again (its worker lost) goes on from its saved state.  The task leaves the worker's
+    thread pool (secede): it waits on the other parts, and one run again must start beside
+    them."""
+    from distributed import secede
+    from .splittier import FileExchange, Saved, solve_block
+    secede()
+    here = _process(job)
+    window = here.window(deps)
+    lo, hi = bounds[part]
+
+    def waiting() -> None:
+        if _called_off(job.run_dir):
+            raise RuntimeError(f"tier {tier}: the solve was called off")
+
+    exchange = FileExchange(folder, part, len(bounds), key, waiting)
+    block = here.worker.part(tier, window, lo, hi, job.threads)
+    records, long, _finals, _endless = solve_block(block, exchange, bounds,
+                                                   Saved(folder, part, key, save_every))
+    save_array(block_file(folder, part, "records"), records)
+    save_array(block_file(folder, part, "long"), long)
+    return {"positions": hi - lo, **exchange.figures.as_dict()}
+
+
+def block_file(folder: str, part: int, name: str) -> str:
+    return os.path.join(folder, f"block-{part}-{name}.npy")
 
 
 def owners(plan: list[WorkUnit], parts: int) -> list[int]:
@@ -494,14 +412,21 @@ class DaskExecutor:
     `one_machine`: whether every worker runs on this machine, so that the parts of a tier can
     solve into one memory-mapped file in place (None: asked of the workers when the solve
     starts); otherwise each unit's records go through a file of their own.  `split_from` and
-    `split_min` pass to the worker's plan (tests cut small tiers too).  Use it as a context
+    `split_min` pass to the worker's plan (tests cut small tiers too); a score tier of
+    `split_from` positions or more (SCORE_SPLIT_FROM when left out) is split into `parts`
+    blocks, each part saving its state at most every `save_every` seconds.  `lower_on_disk`:
+    the workers keep the tiers below the one they solve in files mapped from their machine's
+    temporary directory (solver/lower.py), not in their memory.  Use it as a context
     manager: its directory is made on entry (and stale ones of the same table, left by a killed
     driver, removed) and removed on exit."""
 
     def __init__(self, client, shared_dir: str, table_path: str, threads: int = 1,
                  parts: int | None = None, split_from: int | None = None,
-                 split_min: int | None = None, one_machine: bool | None = None):
+                 split_min: int | None = None, one_machine: bool | None = None,
+                 save_every: float = SAVE_SECONDS, lower_on_disk: bool = True):
         self.one_machine = one_machine
+        self.lower_on_disk = lower_on_disk
+        self.save_every = save_every
         self.client = client
         self.shared_dir = os.path.abspath(shared_dir)
         self.table = os.path.abspath(table_path)
@@ -513,6 +438,7 @@ class DaskExecutor:
         self.written: set[int] = set()
         self._order: np.ndarray | None = None
         self.tasks = self.rounds = self.split_tiers = 0    # figures of the solve, for its report
+        self.block_figures: list[dict] = []     # per part of each split score tier
 
     def __enter__(self) -> "DaskExecutor":
         self._remove_stale()
@@ -564,7 +490,7 @@ class DaskExecutor:
 
     def job(self, game: Game) -> Job:
         return Job(game.name, tuple(sorted(game.parameters().items())), self.run_dir,
-                   self.threads, version())
+                   self.threads, version(), self.lower_on_disk)
 
     def release(self, tier: int) -> None:
         self.written.discard(tier)
@@ -584,6 +510,10 @@ class DaskExecutor:
                     save_tier(self.run_dir, game, dep, data)
                     self.written.add(dep)
             job, deps = self.job(game), tuple(sorted(window))
+            if self.splits(worker, tier):
+                data = self._solve_blocks(worker, job, tier, deps, token, calls)
+                self.written.add(tier)
+                return data
             shared = self.in_place(game)
             plan = (worker.plan(tier, self.parts, **self.split,
                                 order=self._order_buffer(game) if shared else None)
@@ -614,6 +544,72 @@ class DaskExecutor:
                 pass
         self.written.add(tier)
         return data
+
+    def exchange_figures(self) -> dict:
+        """What the split score tiers' exchange cost, for the solve's report: rounds (each
+        tier's, summed), bytes written by the parts, seconds the parts waited for one another
+        (summed over parts), the parts' saves; and the same per tier, with its positions and
+        the seconds of its slowest part."""
+        figures = self.block_figures
+        by_tier: dict[int, dict] = {}
+        for f in figures:
+            entry = by_tier.setdefault(f["tier"], {"tier": f["tier"], "positions": 0, "rounds": 0,
+                                                   "bytes": 0, "wait_seconds": 0.0,
+                                                   "part_seconds": 0.0, "saves": 0})
+            entry["positions"] += f["positions"]
+            entry["rounds"] = max(entry["rounds"], f["rounds"])
+            entry["bytes"] += f["bytes_out"]
+            entry["wait_seconds"] = round(entry["wait_seconds"] + f["wait_seconds"], 3)
+            entry["part_seconds"] = round(max(entry["part_seconds"], f["solve_seconds"]), 3)
+            entry["saves"] += f["saves"]
+        tiers = list(by_tier.values())
+        return {"tiers": len(tiers), "rounds": sum(t["rounds"] for t in tiers),
+                "bytes": sum(t["bytes"] for t in tiers),
+                "wait_seconds": round(sum(t["wait_seconds"] for t in tiers), 3),
+                "saves": sum(t["saves"] for t in tiers), "by_tier": tiers}
+
+    def splits(self, worker, tier: int) -> bool:
+        """Whether the tier is split into blocks across the parts: a score tier (its worker
+        makes blocks) of SCORE_SPLIT_FROM positions or more, on more than one part."""
+        least = SCORE_SPLIT_FROM if self.split["split_from"] is None else self.split["split_from"]
+        return (hasattr(worker, "part") and (self.parts or 1) > 1
+                and worker.game.tier_size(tier) >= least)
+
+    def _solve_blocks(self, worker, job: Job, tier: int, deps: tuple, token: str,
+                      calls: TierProgress):
+        """A score tier split into blocks, one long task per part (solver/splittier.py), which
+        trade offers through files of a folder of their own; the driver joins the blocks and
+        writes the tier to the shared directory as a whole tier's task would."""
+        from .splittier import blocks
+        game = worker.game
+        size = game.tier_size(tier)
+        bounds = blocks(size, self.parts)
+        folder = os.path.join(self.run_dir, f"tier-{tier}-{token}-split")
+        os.mkdir(folder, 0o700)
+        key = os.urandom(32)            # the parts' alone: a file planted in the folder fails
+        try:
+            tasks = [self.client.submit(solve_block_task, job, tier, deps, folder, key, bounds,
+                                        part, self.save_every, pure=False,
+                                        key=f"sowsolve-tier-{tier}-{token}-block-{part}")
+                     for part in range(self.parts)]
+            self.tasks += len(tasks)
+            self.split_tiers += 1
+            for figures in self._wait(tasks, calls, worker.passes, tier, None, token):
+                self.block_figures.append({"tier": tier, **figures})
+            arrays = {}
+            for name in game.value_kind.tier_array_names():
+                arrays[name] = np.concatenate([load_array(block_file(folder, part, name))
+                                               for part in range(self.parts)])
+            if "long" in arrays:
+                arrays["long"].sort()
+            try:
+                data = game.value_kind.tier_from_arrays(arrays, size)
+            except ValueError as exc:
+                raise ValueError(f"the blocks of tier {tier} in {folder}: {exc}") from None
+            save_tier(self.run_dir, game, tier, data)
+            return data
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _submit(self, job: Job, tier: int, deps: tuple, plan: list[WorkUnit] | None,
                 token: str, in_place: int | None) -> list:
@@ -660,9 +656,10 @@ class DaskExecutor:
 
 
     def _wait(self, tasks: list, calls: TierProgress, weight: int, tier: int, plan,
-              token: str) -> None:
+              token: str) -> list[dict]:
         """Until every task ended, feeding the bar (from the unit files written so far, for a
-        tier in units); a task's error (or Ctrl-C) calls the others off."""
+        tier in units); a task's error (or Ctrl-C) calls the others off.  The figures the
+        blocks of a split tier return."""
         from distributed import Event, wait
         sizes = {os.path.basename(unit_file(self.run_dir, tier, token, u)): u.positions
                  for u in plan or ()}
@@ -671,7 +668,7 @@ class DaskExecutor:
             owner = owners(plan, self.parts)
             mine = [[u.positions for u in plan if owner[u.index] == q] for q in range(self.parts)]
             prefix = [np.concatenate([[0], np.cumsum(m)]) for m in mine]
-        pending, done = list(tasks), 0
+        pending, done, results = list(tasks), 0, []
         try:
             while pending:
                 try:
@@ -682,6 +679,9 @@ class DaskExecutor:
                 for future in ended:
                     pending.remove(future)
                     count = future.result()
+                    if isinstance(count, dict):     # a block of a split tier: its figures
+                        results.append(count)
+                        count = count["positions"]
                     done += count if not plan else 0
                 if plan and os.path.exists(counts):
                     finished_units = load_array(counts)
@@ -699,3 +699,4 @@ class DaskExecutor:
                     pass
             self.client.cancel(pending)
             raise
+        return results

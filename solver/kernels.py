@@ -254,6 +254,7 @@ SWEEP_LIMIT = 1 << 32
 #: tiers smaller than this are solved depth first too (their records stay in cache)
 SWEEP_MIN_POSITIONS: int = _retrograde.SWEEP_MIN_POSITIONS
 RecordLimit = _scoresolve.RecordLimit
+ScorePart = _scoresolve.ScorePart
 #: record layouts (cext/sowsolve_kernel.h), read by solver/values.py
 WINLOSS_LAYOUT = _retrograde.WINLOSS_LAYOUT
 MARGIN_LAYOUT = _scoresolve.MARGIN_LAYOUT

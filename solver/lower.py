@@ -29,9 +29,10 @@ SMALL = 1 << 20
 class LowerTiers:
     """Where a solve's window keeps its tiers: files mapped read-only (see the module)."""
 
-    def __init__(self, beside: str):
-        """Files go in a new private directory in the directory of `beside` (the table)."""
-        folder = os.path.dirname(os.path.abspath(beside))
+    def __init__(self, beside: str | None = None):
+        """Files go in a new private directory in the directory of `beside` (the table), or
+        of the system's temporary files (a worker of a cluster)."""
+        folder = None if beside is None else os.path.dirname(os.path.abspath(beside))
         self.directory = tempfile.mkdtemp(prefix=".sowsolve-lower-", dir=folder)
 
     def keep(self, game: Game, tier: int, data):

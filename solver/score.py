@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 from .contract import Game
-from .kernels import RecordLimit, solve_score_tier
+from .kernels import RecordLimit, ScorePart, solve_score_tier
 from .tiers import TierProgress, default_threads
 
 
@@ -30,4 +30,13 @@ class ScoreTierWorker:
             raise RecordLimit(f"{self.game.tier_name(tier)}: {exc}; the tiers solved before it are "
                               f"kept, and an endgame table of at most {stones - 1} {self.game.pieces} "
                               f"(--max-stones {stones - 1}) stops before it") from None
+        return self.game.value_kind.tier_data(records, long)
+
+    def part(self, tier: int, window: dict, lo: int, hi: int, threads: int = 1) -> ScorePart:
+        """The block lo <= i < hi of the tier, for a solve split across processes
+        (solver/splittier.py); the same records as the whole tier's solve."""
+        return ScorePart(self.game.score_tier(tier, window), lo, hi, threads)
+
+    def assemble(self, records, long):
+        """A split tier's records and long table, as the whole tier's solve returns them."""
         return self.game.value_kind.tier_data(records, long)

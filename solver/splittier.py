@@ -1,0 +1,378 @@
+"""One score tier split across processes: each holds a block of the tier's positions.
+
+A score tier is solved by sweeps (cext/scoresolve.pyx): per threshold, an attractor settles
+positions level by level (distance 0, 1, 2, ...), and each position settled makes an offer to
+each of its predecessors.  Split into blocks of consecutive positions, each process (a *part*)
+holds the working records of its block alone (5 bytes a position) and solves the levels of its
+block; the offers to positions of other blocks are handed to their owners between two levels
+(one *round* of the exchange: every part sends every other part what it has for it, and the
+nearest level where anything waits; all go on to the nearest of them).  Offers commute, so the
+records are those of the tier solved whole, byte for byte.  The reach closure before the delay
+phase is rounds too (waves), and the delay phase needs the whole tier's joined bits (one bit a
+position, gathered in one round).
+
+The exchange goes through files of a folder every part sees (`FileExchange`): one file per round
+and pair of parts, written whole under its final name, authenticated with a key the driver draws
+for the tier and hands to the parts alone (never written to the folder): a file planted there,
+one of another round or pair, or of an earlier solve, is refused, and every offer is checked
+against the receiving block before its kernel takes it.
+
+A part saves its state between two thresholds (`Saved`: at most every `every` seconds) and keeps
+the files it received since; a part run again (its worker lost) starts from its saved state and
+replays the rounds after it from the files, while the other parts wait for it.  So a killed
+worker costs the rounds since the part's last save.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import struct
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .sharedfiles import _open_regular
+
+#: block boundaries are multiples of this (the joined bits of a block are whole bytes)
+BLOCK_ALIGN = 64
+#: a file of the exchange: magic, round, sender, receiver, count of values, payload bytes; then
+#: the values (int64), the payload, and a keyed BLAKE2b of all that
+_MAGIC = b"SOWSPLIT"
+_HEADER = struct.Struct("<8sQIIIQ")
+_MAC_BYTES = 32
+#: the largest payload a file of the exchange may declare (offers of 8 bytes; a block's bits)
+MAX_PAYLOAD = 1 << 36
+
+
+def blocks(n: int, parts: int) -> list[tuple[int, int]]:
+    """The blocks of a tier of n positions for `parts` parts: consecutive, nearly equal, each
+    starting at a multiple of BLOCK_ALIGN (some may be empty on a small tier)."""
+    if parts < 1:
+        raise ValueError("a tier is split into one part or more")
+    cuts = [min(n, (n * k // parts + BLOCK_ALIGN - 1) // BLOCK_ALIGN * BLOCK_ALIGN)
+            for k in range(parts)] + [n]
+    return [(cuts[k], cuts[k + 1]) for k in range(parts)]
+
+
+@dataclass
+class Figures:
+    """What a part's exchange cost: rounds, bytes written and read, seconds spent waiting for
+    the other parts' files."""
+    rounds: int = 0
+    bytes_out: int = 0
+    bytes_in: int = 0
+    wait_seconds: float = 0.0
+    levels: int = 0
+    saves: int = 0
+    save_seconds: float = 0.0
+    solve_seconds: float = 0.0
+    resumed_round: int = 0          # the round a part run again went on after (0: from the start)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _mac(key: bytes, data: bytes) -> bytes:
+    return hashlib.blake2b(data, key=key, digest_size=_MAC_BYTES).digest()
+
+
+def write_whole(path: str, data: bytes) -> None:
+    """`data` under `path`, whole or not at all (a reader sees the old file, none, or this)."""
+    partial = os.path.join(os.path.dirname(path),
+                           f".{os.path.basename(path)}.{uuid.uuid4().hex}.partial")
+    try:
+        with open(partial, "xb") as f:
+            f.write(data)
+        os.replace(partial, path)
+    except BaseException:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
+        raise
+
+
+def read_authentic(path: str, key: bytes, limit: int) -> bytes:
+    """The bytes of a file of the exchange's folder, after the checks every such file gets: a
+    regular file (no link, FIFO or device), at most `limit` bytes, and its keyed hash right;
+    ValueError naming the file otherwise."""
+    with _open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size < _MAC_BYTES or size > limit:
+            raise ValueError(f"{path} is not a file of this split solve ({size:,} bytes)")
+        data = f.read(size + 1)
+    if len(data) != size:
+        raise ValueError(f"{path} changed while it was read")
+    if not hmac.compare_digest(_mac(key, data[:-_MAC_BYTES]), data[-_MAC_BYTES:]):
+        raise ValueError(f"{path} is not a file of this split solve (its authentication fails)")
+    return data[:-_MAC_BYTES]
+
+
+class FileExchange:
+    """The rounds of one part, through files of `folder`: `trade` sends every other part its
+    payload and this part's values, and returns theirs once all are there.  `waiting` is
+    called while it waits (it raises to give up: the solve called off)."""
+
+    def __init__(self, folder: str, part: int, parts: int, key: bytes,
+                 waiting: Callable[[], None] | None = None, longest: float = 0.001):
+        self.folder, self.part, self.parts, self.key = folder, part, parts, key
+        self.waiting = waiting or (lambda: None)
+        self.longest = longest
+        self.round = 0
+        self.received: list[str] = []      # files read since the last save
+        self.figures = Figures()
+
+    def path(self, r: int, src: int, dst: int) -> str:
+        return os.path.join(self.folder, f"round-{r:010d}-{src}-{dst}")
+
+    def trade(self, payloads: list[bytes], values: list[int]) -> tuple[list[bytes], list[list[int]]]:
+        """One round: payloads[q] to part q (this part's own ignored), `values` to all;
+        (payload from each part, values of each part), this part's own in its place."""
+        self.round += 1
+        r = self.round
+        head_values = np.asarray(values, dtype=np.int64).tobytes()
+        for q in range(self.parts):
+            if q == self.part:
+                continue
+            body = _HEADER.pack(_MAGIC, r, self.part, q, len(values), len(payloads[q])) + \
+                head_values + payloads[q]
+            write_whole(self.path(r, self.part, q), body + _mac(self.key, body))
+            self.figures.bytes_out += len(body) + _MAC_BYTES
+        got_payloads, got_values = list(payloads), [list(values)] * self.parts
+        got_payloads[self.part] = payloads[self.part]
+        waited = time.monotonic()
+        for q in range(self.parts):
+            if q == self.part:
+                continue
+            path = self.path(r, q, self.part)
+            self._await(path)
+            data = read_authentic(path, self.key, _HEADER.size + 8 * len(values) + MAX_PAYLOAD
+                                  + _MAC_BYTES)
+            self.received.append(path)
+            self.figures.bytes_in += len(data) + _MAC_BYTES
+            magic, fr, src, dst, count, nbytes = _HEADER.unpack_from(data)
+            if (magic, fr, src, dst, count) != (_MAGIC, r, q, self.part, len(values)) or \
+                    len(data) != _HEADER.size + 8 * count + nbytes:
+                raise ValueError(f"{path} is not the file of round {r} from part {q}")
+            got_values[q] = np.frombuffer(data, dtype=np.int64, count=count,
+                                          offset=_HEADER.size).tolist()
+            got_payloads[q] = data[_HEADER.size + 8 * count:]
+        self.figures.wait_seconds += time.monotonic() - waited
+        self.figures.rounds += 1
+        return got_payloads, got_values
+
+    def _await(self, path: str) -> None:
+        pause, looked = 2e-5, time.monotonic()
+        while not os.path.lexists(path):
+            time.sleep(pause)
+            pause = min(pause * 1.5, self.longest)
+            if time.monotonic() - looked > 1.0:
+                looked = time.monotonic()
+                self.waiting()
+
+    def forget_received(self) -> None:
+        """The files read so far are needed no more (the state after them is saved)."""
+        for path in self.received:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        self.received.clear()
+
+
+@dataclass
+class Resume:
+    """Where a saved part goes on: the attractor of `forcing`, after `done` of its thresholds,
+    with the sums of the blocks' summaries `worth`, after exchange round `round`."""
+    forcing: int
+    done: int
+    worth: list[int]
+    round: int
+    state: dict = field(repr=False)
+
+
+class Saved:
+    """A part's saved state, one file in the exchange's folder, authenticated like the rounds'
+    files; written at most every `every` seconds (0: after every threshold)."""
+    _NAMES = (("records", np.uint16), ("flags", np.uint8), ("dist", np.uint16),
+              ("longs", np.uint32))
+
+    def __init__(self, folder: str, part: int, key: bytes, every: float):
+        self.path = os.path.join(folder, f"state-{part}")
+        self.part, self.key, self.every = part, key, every
+        self.last = time.monotonic()
+
+    def due(self) -> bool:
+        return time.monotonic() - self.last >= self.every
+
+    def save(self, resume: Resume) -> None:
+        arrays = [np.ascontiguousarray(resume.state[name], dtype=dtype)
+                  for name, dtype in self._NAMES]
+        meta = np.asarray([resume.forcing, resume.done, resume.round, len(resume.worth)]
+                          + resume.worth + [a.size for a in arrays], dtype=np.int64)
+        body = struct.pack("<8sQ", b"SOWSTATE", meta.size) + meta.tobytes() + b"".join(
+            a.tobytes() for a in arrays)
+        write_whole(self.path, body + _mac(self.key, body))
+        self.last = time.monotonic()
+
+    def load(self, block_size: int) -> Resume | None:
+        if not os.path.lexists(self.path):
+            return None
+        limit = 64 + 8 * 1024 + block_size * 5 + 16 * block_size + _MAC_BYTES
+        data = read_authentic(self.path, self.key, limit)
+        magic, count = struct.unpack_from("<8sQ", data)
+        if magic != b"SOWSTATE" or count > 1024:
+            raise ValueError(f"{self.path} is not a saved part")
+        meta = np.frombuffer(data, dtype=np.int64, count=count, offset=16).tolist()
+        forcing, done, rnd, nworth = meta[:4]
+        worth, sizes = meta[4:4 + nworth], meta[4 + nworth:]
+        at, state = 16 + 8 * count, {}
+        for (name, dtype), size in zip(self._NAMES, sizes):
+            state[name] = np.frombuffer(data, dtype=dtype, count=size, offset=at).copy()
+            at += size * np.dtype(dtype).itemsize
+        if at != len(data) or len(sizes) != len(self._NAMES):
+            raise ValueError(f"{self.path} is not a saved part")
+        return Resume(forcing, done, worth, rnd, state)
+
+
+def _route(offers: np.ndarray, bounds: list[tuple[int, int]]) -> list[bytes]:
+    """The offers (rows position, distance) cut by the block that owns each position."""
+    if not offers.size:
+        return [b""] * len(bounds)
+    owner = np.searchsorted([hi for _, hi in bounds], offers[:, 0], side="right")
+    order = np.argsort(owner, kind="stable")
+    cuts = np.searchsorted(owner[order], np.arange(len(bounds) + 1))
+    ranked = offers[order]
+    return [ranked[cuts[q]:cuts[q + 1]].tobytes() for q in range(len(bounds))]
+
+
+def _offers(payload: bytes, where: str) -> np.ndarray:
+    if len(payload) % 8:
+        raise ValueError(f"the offers {where} are not rows of (position, distance)")
+    return np.frombuffer(payload, dtype=np.uint32).reshape(-1, 2)
+
+
+def _levels(part, exchange: FileExchange, bounds, me: int) -> None:
+    """Every level of the sweep under way, in rounds: each part settles the level, trades the
+    offers, and all go on at the nearest level where anything waits."""
+    d = 0
+    while True:
+        out = part.level(d)
+        exchange.figures.levels += 1
+        here = part.next_level(d)
+        sent = int(out[:, 1].min()) if out.size else -1
+        nearest = min([v for v in (here, sent) if v >= 0], default=-1)
+        payloads, values = exchange.trade(_route(out, bounds), [nearest])
+        for q, payload in enumerate(payloads):
+            if q != me and payload:
+                part.receive(_offers(payload, f"of part {q}"))
+        waiting = [v[0] for v in values if v[0] >= 0]
+        if not waiting:
+            break
+        if min(waiting) < d:
+            raise ValueError("a part names a level already settled")
+        d = min(waiting)
+    part.end_levels()
+
+
+def solve_block(part, exchange: FileExchange, bounds: list[tuple[int, int]],
+                saved: Saved | None = None):
+    """The records of one block (a ScorePart) of a split tier, as solve_tier gives the same
+    positions: (records of the block, its long entries, final positions, endless ones)."""
+    started = time.monotonic()
+    me, parts = exchange.part, exchange.parts
+    bound, endless = part.bound, part.endless
+    resume = saved.load(part.hi - part.lo) if saved is not None else None
+    plan = [(0, list(range(bound, endless, -1))), (1, list(range(-bound, endless)))]
+    for forcing, thresholds in plan:
+        if not thresholds or (resume is not None and forcing < resume.forcing):
+            continue                    # (no threshold: solve_tier does not summarise either)
+        if resume is not None:
+            if not 0 <= resume.done <= len(thresholds) or len(resume.worth) != 2 * bound + 1:
+                raise ValueError(f"{saved.path} does not fit this tier")
+            part.restore(resume.state, forcing, 1)
+            worth, first, exchange.round = resume.worth, resume.done, resume.round
+            exchange.figures.resumed_round = resume.round
+            resume = None
+        else:
+            mine = part.summarise(forcing).tolist()
+            _, values = exchange.trade([b""] * parts, mine)
+            worth = np.sum(values, axis=0).tolist()
+            first = 0
+        for k in range(first, len(thresholds)):
+            t = thresholds[k]
+            if not worth[t + bound]:
+                continue                # nothing anywhere is worth it: nothing joins
+            part.seed(t)
+            _levels(part, exchange, bounds, me)
+            if saved is not None and saved.due():
+                saving = time.monotonic()
+                saved.save(Resume(forcing, k + 1, worth, exchange.round, part.state()))
+                exchange.forget_received()
+                exchange.figures.saves += 1
+                exchange.figures.save_seconds += time.monotonic() - saving
+    # the delay phase: the whole tier's joined bits, then the reach closure in waves
+    mine = part.joined_bits().tobytes()
+    payloads, _ = exchange.trade([mine] * parts, [])
+    sizes = [(hi - lo + 7) // 8 for lo, hi in bounds]
+    for q, payload in enumerate(payloads):
+        if len(payload) != sizes[q]:
+            raise ValueError(f"the joined bits of part {q} do not fit its block")
+    part.delay_phase(np.frombuffer(b"".join(payloads), dtype=np.uint8))
+    while True:
+        total, out = part.reach_wave()
+        payloads, values = exchange.trade(_route(out, bounds), [total + len(out)])
+        for q, payload in enumerate(payloads):
+            if q != me and payload:
+                part.receive(_offers(payload, f"of part {q}"))
+        if not any(v[0] for v in values):
+            break
+    part.seed_delay()
+    _levels(part, exchange, bounds, me)
+    exchange.figures.solve_seconds += time.monotonic() - started
+    return part.finish()
+
+
+def solve_split(make_part: Callable[[int, int], object], n: int, parts: int, folder: str,
+                every: float = 0.0) -> tuple[np.ndarray, np.ndarray, int, int, list[Figures]]:
+    """A tier of n positions split into `parts` blocks solved by threads of this process
+    through files of `folder` (the exchange the cluster's parts use, without a cluster: for
+    tests and measurements).  `make_part(lo, hi)` gives a block's ScorePart.  (records, long
+    table, final positions, endless ones, each part's figures)."""
+    import threading
+    bounds = blocks(n, parts)
+    key = os.urandom(32)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    results: list = [None] * parts
+    errors: list[BaseException] = []
+    exchanges = [FileExchange(folder, q, parts, key) for q in range(parts)]
+    failed = threading.Event()
+
+    def give_up():
+        if failed.is_set():
+            raise RuntimeError("another part failed")
+
+    def run(q):
+        try:
+            exchanges[q].waiting = give_up
+            results[q] = solve_block(make_part(*bounds[q]), exchanges[q], bounds,
+                                     Saved(folder, q, key, every))
+        except BaseException as exc:    # noqa: BLE001 - raised below
+            errors.append(exc)
+            failed.set()
+
+    threads = [threading.Thread(target=run, args=(q,)) for q in range(parts)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    records = np.concatenate([r[0] for r in results])
+    long = np.sort(np.concatenate([r[1] for r in results]))
+    return (records, long, sum(r[2] for r in results), sum(r[3] for r in results),
+            [e.figures for e in exchanges])

@@ -1,0 +1,114 @@
+"""Score tiers split across the workers of a Dask cluster (solver/cluster.py `_solve_blocks`,
+solver/splittier.py): tables identical to the in-process solve's, a worker killed mid-tier
+(its part runs again from its saved state), a driver killed and the same command resumed."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+import sowsolve
+from sowsolve.solver.cluster import DaskExecutor
+from sowsolve.solver.games import make_game
+from sowsolve.solver.tiers import no_progress
+from sowsolve.tables.store import TableWriter
+from test_cluster import SOWSOLVE, _group_alive, _stored_tiers, same_records
+
+pytestmark = pytest.mark.slow
+
+distributed = pytest.importorskip("distributed")
+
+
+def solve_here(path, max_stones=None, **parameters):
+    sowsolve.solve("zigzag", table=str(path), threads=2, allow_large=True,
+                   max_stones=max_stones, **parameters)
+
+
+def split_solve(client, path, max_stones=None, parameters=None, **options):
+    game = make_game("zigzag", **(parameters or {}))
+    with DaskExecutor(client, os.path.dirname(path), str(path), **options) as executor, \
+            TableWriter(str(path), game, max_stones=max_stones) as writer:
+        game.solver.solve(game, writer, threads=2, progress=no_progress, executor=executor)
+        writer.finish({})
+        run_dir = executor.run_dir
+    assert not os.path.exists(run_dir)          # the shared directory is cleaned up
+    return executor
+
+
+@pytest.mark.parametrize("parameters, max_stones, least", [
+    ({"cols": 2, "stones": 2}, None, 0),        # every tier split, the smallest in empty blocks
+    ({}, 10, 1000)])                            # the standard board's endgame tiers
+def test_split_tiers_on_a_cluster_give_the_in_process_table(tmp_path, client, parameters,
+                                                            max_stones, least):
+    solve_here(tmp_path / "here.sqlite", max_stones, **parameters)
+    executor = split_solve(client, tmp_path / "there.sqlite", max_stones, parameters,
+                           split_from=least, save_every=0)
+    assert executor.split_tiers >= 6
+    figures = executor.exchange_figures()
+    assert figures["tiers"] == executor.split_tiers and figures["rounds"] > 100
+    assert figures["saves"] > 0
+    same_records(tmp_path / "here.sqlite", tmp_path / "there.sqlite")
+
+
+def test_a_worker_killed_mid_tier_costs_the_rounds_since_its_part_saved(tmp_path, client):
+    solve_here(tmp_path / "here.sqlite", 12)
+    pids = list(client.run(os.getpid).values())
+    errors, finished, result = [], threading.Event(), {}
+
+    def solve():
+        try:
+            result["executor"] = split_solve(client, tmp_path / "there.sqlite", 12, None,
+                                             split_from=1000, save_every=0)
+        except BaseException as exc:    # noqa: BLE001 - reported by the test
+            errors.append(exc)
+        finally:
+            finished.set()
+
+    thread = threading.Thread(target=solve)
+    thread.start()
+    # a tier of 1,000,000 positions or more under way, its parts past a save
+    deadline = time.monotonic() + 120
+    pattern = str(tmp_path / "*.sowsolve-cluster" / "tier-3[0-9]-*-split" / "state-1")
+    while not finished.is_set() and time.monotonic() < deadline and not glob.glob(pattern):
+        time.sleep(0.005)
+    killed_mid_tier = not finished.is_set() and bool(glob.glob(pattern))
+    os.kill(pids[0], signal.SIGKILL)     # one worker: its part runs again, the other waits
+    thread.join(300)
+    assert killed_mid_tier, "the solve ended before a worker was killed"
+    assert not errors, errors
+    same_records(tmp_path / "here.sqlite", tmp_path / "there.sqlite")
+    resumed = [f for f in result["executor"].block_figures if f["resumed_round"] > 0]
+    assert resumed, "no part went on from a saved state"
+    client.wait_for_workers(2, timeout=60)   # the nanny brought the worker back
+
+
+def test_a_killed_driver_resumes_through_split_tiers_by_default(tmp_path):
+    """`solve zigzag --max-stones 12 --workers 2`: its tiers of 4,194,304 positions or more
+    (11 and 12 seeds) are split by default; the driver is killed (SIGKILL) with the last one
+    ahead, and the same command resumes and splits it."""
+    solve_here(tmp_path / "here.sqlite", 12)
+    table = tmp_path / "there.sqlite"
+    command = [SOWSOLVE, "solve", "zigzag", "--max-stones", "12", "--table", str(table),
+               "--workers", "2", "--json"]
+    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and driver.poll() is None and _stored_tiers(table) < 12:
+            time.sleep(0.05)
+        assert driver.poll() is None, "the solve ended before the driver could be killed"
+        driver.kill()
+        driver.wait()
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL) if _group_alive(driver.pid) else None
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    result = json.loads(resumed.stdout)
+    assert result["resumed_from_tier"] is not None
+    assert result["cluster"]["split_score_tiers"]["tiers"] >= 1
+    same_records(tmp_path / "here.sqlite", table)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["here.sqlite", "there.sqlite"]
