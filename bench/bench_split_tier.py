@@ -1,7 +1,7 @@
 """Score tiers split across the workers of a local Dask cluster, against the same solve in one
 process, measured as JSON: `sowsolve solve zigzag --max-stones S --threads 2` and `sowsolve
-solve zigzag --max-stones S --workers 2` (every score tier of --split-from positions or more
-split into one block per worker), taken in turn, each process of each run sampled from /proc
+solve zigzag --max-stones S --workers 2` (every score tier of 2^22 positions or more split
+into one block per worker, as the command does by default), taken in turn, each process of each run sampled from /proc
 every half second -- the peak of its own memory (RssAnon) and of its resident set (VmRSS) --
 and the two tables compared record by record.
 

@@ -39,6 +39,7 @@ class ScorePart:
     bound: int
     endless: int
     phase: int
+    max_preds: int
 
     def __init__(self, tier: Any, lo: int, hi: int, threads: int = 1,
                  control: npt.NDArray[np.int64] | None = None) -> None: ...

@@ -1301,7 +1301,8 @@ cdef class ScorePart:
     cdef readonly object records, flags, dist
     cdef object counted, worth
     cdef readonly int64_t lo, hi, n
-    cdef readonly int bound, endless, phase
+    cdef readonly int bound, endless, phase, max_preds
+    cdef int settled_to             # the last level settled in the sweep under way (-1: none)
 
     def __cinit__(self):
         memset(&self.s, 0, sizeof(Sweep))
@@ -1315,6 +1316,8 @@ cdef class ScorePart:
                              f"(its start a multiple of 8)")
         self.lo, self.hi, self.n = lo, hi, self.t.n
         self.bound, self.endless = self.t.bound, self.t.endless_value
+        self.max_preds = self.t.max_preds
+        self.settled_to = -1
         threads = max(1, threads)
         self.control_ref = control
         self.records = np.zeros(hi - lo, dtype=np.uint16)
@@ -1380,14 +1383,16 @@ cdef class ScorePart:
         if self.phase != 1 or not -self.bound <= t <= self.bound:
             raise ValueError(f"no attractor at threshold {t} is under way")
         self.s.t = t
+        self.settled_to = -1
         with nogil:
             seed_threshold(&self.s)
         self.check()
 
     def level(self, int d):
         """Settles what is queued at distance d; the offers to other blocks it made."""
-        if not 0 <= d <= DIST_ENDLESS or self.phase not in (1, 3):
+        if not max(0, self.settled_to) <= d <= DIST_ENDLESS or self.phase not in (1, 3):
             raise ValueError(f"no level {d} of a sweep is under way")
+        self.settled_to = d
         with nogil:
             one_level(&self.s, d)
         self.check()
@@ -1405,24 +1410,28 @@ cdef class ScorePart:
 
     def end_levels(self):
         """Every level of the sweep under way is settled, in every block."""
-        cdef int tid
+        cdef int tid, d
         for tid in range(self.s.threads):
-            if self.s.lists[tid * LEVELS].size:
-                raise RuntimeError("a sweep ended with positions still queued")
+            for d in range(LEVELS):
+                if self.s.lists[tid * LEVELS + d].size:
+                    raise RuntimeError("a sweep ended with positions still queued")
             self.s.counted[tid * 8 + 1] = 0
+        self.settled_to = -1
 
     def receive(self, const cnp.uint32_t[:, ::1] offers):
         """Offers of other blocks to this one's positions (rows position, distance), each
         checked before it is used: a position of this block, a distance a level can hold."""
         if offers.shape[0] and offers.shape[1] != 2:
             raise ValueError("offers are rows of (position, distance)")
-        cdef int64_t k, m = offers.shape[0], x
-        cdef int d, tid, phase = self.phase
+        cdef int64_t k, m = offers.shape[0], x, d
+        cdef int tid, phase = self.phase, after = self.settled_to
         for k in range(m):
             x = offers[k, 0]
-            d = offers[k, 1]
+            d = offers[k, 1]        # (64 bits: every uint32 compares as itself)
+            # a level-phase offer is for a level after the one settled (the endless level
+            # settles into itself); a reach-phase offer is a position alone (0)
             if not (self.lo <= x < self.hi) or d > DIST_ENDLESS or (phase == 2 and d != 0) or (
-                    phase != 2 and d == 0):
+                    phase != 2 and (d == 0 or (d <= after and not d == after == DIST_ENDLESS))):
                 raise ValueError(f"an offer ({x}, {d}) is not one for positions "
                                  f"{self.lo}..{self.hi} in this phase")
         if phase not in (1, 2, 3):
@@ -1474,6 +1483,7 @@ cdef class ScorePart:
         if self.phase != 2:
             raise ValueError("no reach closure is under way")
         self.phase = 3
+        self.settled_to = -1
         with nogil:
             seed_delay(&self.s)
         self.check()

@@ -140,9 +140,10 @@ class _Process:
         self.lock = threading.Lock()
         self.tiers: dict[int, object] = {}
         self.states: dict[int, dict] = {}
-        # the lower tiers a task reads, mapped from private files (solver/lower.py): a worker's
-        # own memory is then the work on its tier or block, the tiers below it page cache
-        self.lower = LowerTiers() if job.lower_on_disk else None
+        # the lower tiers a task reads, mapped from files without a name in the worker's local
+        # directory (solver/lower.py): a worker's own memory is then the work on its tier or
+        # block, the tiers below it page cache
+        self.lower = LowerTiers(within=_local_directory()) if job.lower_on_disk else None
 
     def close(self) -> None:
         self.tiers.clear()
@@ -169,6 +170,16 @@ class _Process:
 
     def earlier(self, tier: int, plan: str) -> Callable[[WorkUnit], np.ndarray]:
         return lambda unit: load_array(unit_file(self.job.run_dir, tier, plan, unit))
+
+
+def _local_directory() -> str | None:
+    """The Dask worker's local directory (its `--local-directory`), where this process runs in
+    one; else None (the system's temporary files)."""
+    try:
+        from distributed import get_worker
+        return get_worker().local_directory
+    except (ImportError, ValueError):
+        return None
 
 
 _processes: dict[Job, _Process] = {}
@@ -210,7 +221,7 @@ def solve_block_task(job: Job, tier: int, deps: tuple[int, ...], folder: str, ke
     thread pool (secede): it waits on the other parts, and one run again must start beside
     them."""
     from distributed import secede
-    from .splittier import FileExchange, Saved, solve_block
+    from .splittier import FileExchange, Saved, save_block, solve_block
     secede()
     here = _process(job)
     window = here.window(deps)
@@ -224,13 +235,8 @@ def solve_block_task(job: Job, tier: int, deps: tuple[int, ...], folder: str, ke
     block = here.worker.part(tier, window, lo, hi, job.threads)
     records, long, _finals, _endless = solve_block(block, exchange, bounds,
                                                    Saved(folder, part, key, save_every))
-    save_array(block_file(folder, part, "records"), records)
-    save_array(block_file(folder, part, "long"), long)
+    save_block(folder, key, part, (lo, hi, block.n), records, long)
     return {"positions": hi - lo, **exchange.figures.as_dict()}
-
-
-def block_file(folder: str, part: int, name: str) -> str:
-    return os.path.join(folder, f"block-{part}-{name}.npy")
 
 
 def owners(plan: list[WorkUnit], parts: int) -> list[int]:
@@ -415,8 +421,8 @@ class DaskExecutor:
     `split_min` pass to the worker's plan (tests cut small tiers too); a score tier of
     `split_from` positions or more (SCORE_SPLIT_FROM when left out) is split into `parts`
     blocks, each part saving its state at most every `save_every` seconds.  `lower_on_disk`:
-    the workers keep the tiers below the one they solve in files mapped from their machine's
-    temporary directory (solver/lower.py), not in their memory.  Use it as a context
+    the workers keep the tiers below the one they solve in files without a name in their local
+    directory, mapped (solver/lower.py), not in their memory.  Use it as a context
     manager: its directory is made on entry (and stale ones of the same table, left by a killed
     driver, removed) and removed on exit."""
 
@@ -580,13 +586,15 @@ class DaskExecutor:
         """A score tier split into blocks, one long task per part (solver/splittier.py), which
         trade offers through files of a folder of their own; the driver joins the blocks and
         writes the tier to the shared directory as a whole tier's task would."""
-        from .splittier import blocks
+        from .splittier import blocks, load_block
         game = worker.game
         size = game.tier_size(tier)
         bounds = blocks(size, self.parts)
         folder = os.path.join(self.run_dir, f"tier-{tier}-{token}-split")
         os.mkdir(folder, 0o700)
-        key = os.urandom(32)            # the parts' alone: a file planted in the folder fails
+        # the tier's key: handed to the parts with their tasks (through the scheduler), never
+        # written to the shared directory, so a file planted in the folder fails its check
+        key = os.urandom(32)
         try:
             tasks = [self.client.submit(solve_block_task, job, tier, deps, folder, key, bounds,
                                         part, self.save_every, pure=False,
@@ -596,12 +604,11 @@ class DaskExecutor:
             self.split_tiers += 1
             for figures in self._wait(tasks, calls, worker.passes, tier, None, token):
                 self.block_figures.append({"tier": tier, **figures})
-            arrays = {}
-            for name in game.value_kind.tier_array_names():
-                arrays[name] = np.concatenate([load_array(block_file(folder, part, name))
-                                               for part in range(self.parts)])
-            if "long" in arrays:
-                arrays["long"].sort()
+            joined = [load_block(folder, key, part, (lo, hi, size))
+                      for part, (lo, hi) in enumerate(bounds)]
+            arrays = {"records": np.concatenate([records for records, _ in joined]),
+                      "long": np.sort(np.concatenate([long for _, long in joined]))}
+            arrays = {name: arrays[name] for name in game.value_kind.tier_array_names()}
             try:
                 data = game.value_kind.tier_from_arrays(arrays, size)
             except ValueError as exc:

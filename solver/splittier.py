@@ -44,8 +44,8 @@ BLOCK_ALIGN = 64
 _MAGIC = b"SOWSPLIT"
 _HEADER = struct.Struct("<8sQIIIQ")
 _MAC_BYTES = 32
-#: the largest payload a file of the exchange may declare (offers of 8 bytes; a block's bits)
-MAX_PAYLOAD = 1 << 36
+#: an offer in a file of the exchange: position and distance, uint32 each
+OFFER_BYTES = 8
 
 
 def blocks(n: int, parts: int) -> list[tuple[int, int]]:
@@ -76,40 +76,69 @@ class Figures:
         return dict(self.__dict__)
 
 
-def _mac(key: bytes, data: bytes) -> bytes:
-    return hashlib.blake2b(data, key=key, digest_size=_MAC_BYTES).digest()
+def _mac(key: bytes, *chunks) -> bytes:
+    digest = hashlib.blake2b(key=key, digest_size=_MAC_BYTES)
+    for chunk in chunks:
+        digest.update(chunk)
+    return digest.digest()
 
 
-def write_whole(path: str, data: bytes) -> None:
-    """`data` under `path`, whole or not at all (a reader sees the old file, none, or this)."""
+def write_authentic(path: str, key: bytes, chunks: list) -> int:
+    """The chunks (bytes, or arrays: written from their memory, never copied whole), then their
+    keyed hash, under `path`, whole or not at all (a reader sees the old file, none, or this);
+    the bytes written."""
     partial = os.path.join(os.path.dirname(path),
                            f".{os.path.basename(path)}.{uuid.uuid4().hex}.partial")
+    views = [memoryview(c).cast("B") if isinstance(c, np.ndarray) else c for c in chunks]
     try:
         with open(partial, "xb") as f:
-            f.write(data)
+            for view in views:
+                f.write(view)
+            f.write(_mac(key, *views))
         os.replace(partial, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(partial)
         except OSError:
             pass
+        if isinstance(exc, OSError):        # named by its final name, never the partial one
+            raise OSError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
         raise
+    return sum(len(v) for v in views) + _MAC_BYTES
 
 
-def read_authentic(path: str, key: bytes, limit: int) -> bytes:
+def read_authentic(path: str, key: bytes, limit: int) -> memoryview:
     """The bytes of a file of the exchange's folder, after the checks every such file gets: a
     regular file (no link, FIFO or device), at most `limit` bytes, and its keyed hash right;
-    ValueError naming the file otherwise."""
-    with _open_regular(path) as f:
-        size = os.fstat(f.fileno()).st_size
-        if size < _MAC_BYTES or size > limit:
-            raise ValueError(f"{path} is not a file of this split solve ({size:,} bytes)")
-        data = f.read(size + 1)
-    if len(data) != size:
+    ValueError naming the file otherwise.  The hash is checked once as the file streams
+    through, before any of it is held in memory (a file nobody here wrote costs no memory,
+    however large it claims to be), and again on the bytes kept (it may change in between)."""
+    try:
+        with _open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < _MAC_BYTES or size > limit:
+                raise ValueError(f"{path} is not a file of this split solve ({size:,} bytes, "
+                                 f"at most {limit:,} expected)")
+            digest = hashlib.blake2b(key=key, digest_size=_MAC_BYTES)
+            left = size - _MAC_BYTES
+            while left:
+                chunk = f.read(min(left, 1 << 22))
+                if not chunk:
+                    raise ValueError(f"{path} changed while it was read")
+                digest.update(chunk)
+                left -= len(chunk)
+            if not hmac.compare_digest(digest.digest(), f.read(_MAC_BYTES)):
+                raise ValueError(f"{path} is not a file of this split solve (its "
+                                 f"authentication fails)")
+            f.seek(0)
+            data = f.read(size + 1)
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read ({exc.strerror or exc})") from None
+    view = memoryview(data)
+    if len(data) != size or not hmac.compare_digest(_mac(key, view[:-_MAC_BYTES]),
+                                                    view[-_MAC_BYTES:]):
         raise ValueError(f"{path} changed while it was read")
-    if not hmac.compare_digest(_mac(key, data[:-_MAC_BYTES]), data[-_MAC_BYTES:]):
-        raise ValueError(f"{path} is not a file of this split solve (its authentication fails)")
-    return data[:-_MAC_BYTES]
+    return view[:-_MAC_BYTES]
 
 
 class FileExchange:
@@ -129,19 +158,20 @@ class FileExchange:
     def path(self, r: int, src: int, dst: int) -> str:
         return os.path.join(self.folder, f"round-{r:010d}-{src}-{dst}")
 
-    def trade(self, payloads: list[bytes], values: list[int]) -> tuple[list[bytes], list[list[int]]]:
+    def trade(self, payloads: list, values: list[int], limits: list[int] | None = None
+              ) -> tuple[list, list[list[int]]]:
         """One round: payloads[q] to part q (this part's own ignored), `values` to all;
-        (payload from each part, values of each part), this part's own in its place."""
+        (payload from each part, values of each part), this part's own in its place.
+        `limits[q]`: the most bytes part q's payload can hold (none: empty)."""
         self.round += 1
         r = self.round
         head_values = np.asarray(values, dtype=np.int64).tobytes()
         for q in range(self.parts):
             if q == self.part:
                 continue
-            body = _HEADER.pack(_MAGIC, r, self.part, q, len(values), len(payloads[q])) + \
-                head_values + payloads[q]
-            write_whole(self.path(r, self.part, q), body + _mac(self.key, body))
-            self.figures.bytes_out += len(body) + _MAC_BYTES
+            head = _HEADER.pack(_MAGIC, r, self.part, q, len(values), len(payloads[q]))
+            self.figures.bytes_out += write_authentic(self.path(r, self.part, q), self.key,
+                                                      [head, head_values, payloads[q]])
         got_payloads, got_values = list(payloads), [list(values)] * self.parts
         got_payloads[self.part] = payloads[self.part]
         waited = time.monotonic()
@@ -149,8 +179,9 @@ class FileExchange:
             if q == self.part:
                 continue
             path = self.path(r, q, self.part)
-            self._await(path)
-            data = read_authentic(path, self.key, _HEADER.size + 8 * len(values) + MAX_PAYLOAD
+            self._await(path, r, q)
+            most = 0 if limits is None else limits[q]
+            data = read_authentic(path, self.key, _HEADER.size + 8 * len(values) + most
                                   + _MAC_BYTES)
             self.received.append(path)
             self.figures.bytes_in += len(data) + _MAC_BYTES
@@ -160,12 +191,16 @@ class FileExchange:
                 raise ValueError(f"{path} is not the file of round {r} from part {q}")
             got_values[q] = np.frombuffer(data, dtype=np.int64, count=count,
                                           offset=_HEADER.size).tolist()
-            got_payloads[q] = data[_HEADER.size + 8 * count:]
+            got_payloads[q] = data[_HEADER.size + 8 * count:]      # a view: never copied
         self.figures.wait_seconds += time.monotonic() - waited
         self.figures.rounds += 1
         return got_payloads, got_values
 
-    def _await(self, path: str) -> None:
+    def _await(self, path: str, r: int, src: int) -> None:
+        """Until the file of round r from part `src` is there.  Once a second: the solve may
+        have been called off (`waiting`), and a file of a later round from the same part says
+        this one was removed (by another run of this part, or by someone else): an error, not
+        a wait for good."""
         pause, looked = 2e-5, time.monotonic()
         while not os.path.lexists(path):
             time.sleep(pause)
@@ -173,6 +208,11 @@ class FileExchange:
             if time.monotonic() - looked > 1.0:
                 looked = time.monotonic()
                 self.waiting()
+                if os.path.lexists(self.path(r + 1, src, self.part)) and \
+                        not os.path.lexists(path):
+                    raise ValueError(f"{path} is gone while part {src} has gone on past round "
+                                     f"{r}: the split solve cannot go on (another run of part "
+                                     f"{self.part} at once, or a file removed)")
 
     def forget_received(self) -> None:
         """The files read so far are needed no more (the state after them is saved)."""
@@ -201,9 +241,12 @@ class Saved:
     _NAMES = (("records", np.uint16), ("flags", np.uint8), ("dist", np.uint16),
               ("longs", np.uint32))
 
-    def __init__(self, folder: str, part: int, key: bytes, every: float):
+    def __init__(self, folder: str, part: int, key: bytes, every: float,
+                 block: tuple[int, int, int] = (0, 0, 0)):
+        """`block`: (lo, hi, n) of the part's block and tier, which the file names and a load
+        checks (a state of another part, block or tier is refused)."""
         self.path = os.path.join(folder, f"state-{part}")
-        self.part, self.key, self.every = part, key, every
+        self.part, self.key, self.every, self.block = part, key, every, tuple(block)
         self.last = time.monotonic()
 
     def due(self) -> bool:
@@ -212,11 +255,13 @@ class Saved:
     def save(self, resume: Resume) -> None:
         arrays = [np.ascontiguousarray(resume.state[name], dtype=dtype)
                   for name, dtype in self._NAMES]
-        meta = np.asarray([resume.forcing, resume.done, resume.round, len(resume.worth)]
-                          + resume.worth + [a.size for a in arrays], dtype=np.int64)
-        body = struct.pack("<8sQ", b"SOWSTATE", meta.size) + meta.tobytes() + b"".join(
-            a.tobytes() for a in arrays)
-        write_whole(self.path, body + _mac(self.key, body))
+        meta = np.asarray([self.part, *self.block, resume.forcing, resume.done, resume.round,
+                           len(resume.worth)] + resume.worth + [a.size for a in arrays],
+                          dtype=np.int64)
+        # the block's arrays go to the file from their own memory (a copy would double the
+        # part's memory while it saves)
+        write_authentic(self.path, self.key,
+                        [struct.pack("<8sQ", b"SOWSTATE", meta.size), meta.tobytes(), *arrays])
         self.last = time.monotonic()
 
     def load(self, block_size: int) -> Resume | None:
@@ -228,11 +273,18 @@ class Saved:
         if magic != b"SOWSTATE" or count > 1024:
             raise ValueError(f"{self.path} is not a saved part")
         meta = np.frombuffer(data, dtype=np.int64, count=count, offset=16).tolist()
-        forcing, done, rnd, nworth = meta[:4]
-        worth, sizes = meta[4:4 + nworth], meta[4 + nworth:]
+        if count < 8 or tuple(meta[:4]) != (self.part, *self.block):
+            raise ValueError(f"{self.path} is not the saved state of part {self.part} of this "
+                             f"tier")
+        forcing, done, rnd, nworth = meta[4:8]
+        worth, sizes = meta[8:8 + nworth], meta[8 + nworth:]
+        if not 0 <= nworth <= count - 8 or any(size < 0 for size in sizes) or rnd < 0:
+            raise ValueError(f"{self.path} is not a saved part")
         at, state = 16 + 8 * count, {}
         for (name, dtype), size in zip(self._NAMES, sizes):
-            state[name] = np.frombuffer(data, dtype=dtype, count=size, offset=at).copy()
+            if at + size * np.dtype(dtype).itemsize > len(data):
+                raise ValueError(f"{self.path} is not a saved part")
+            state[name] = np.frombuffer(data, dtype=dtype, count=size, offset=at)   # views
             at += size * np.dtype(dtype).itemsize
         if at != len(data) or len(sizes) != len(self._NAMES):
             raise ValueError(f"{self.path} is not a saved part")
@@ -256,9 +308,16 @@ def _offers(payload: bytes, where: str) -> np.ndarray:
     return np.frombuffer(payload, dtype=np.uint32).reshape(-1, 2)
 
 
+def _offer_limits(part, bounds) -> list[int]:
+    """The most bytes of offers a part can send in one round: each position of its block
+    settled at most once, offering to at most max_preds predecessors."""
+    return [OFFER_BYTES * part.max_preds * (hi - lo) for lo, hi in bounds]
+
+
 def _levels(part, exchange: FileExchange, bounds, me: int) -> None:
     """Every level of the sweep under way, in rounds: each part settles the level, trades the
     offers, and all go on at the nearest level where anything waits."""
+    limits = _offer_limits(part, bounds)
     d = 0
     while True:
         out = part.level(d)
@@ -266,7 +325,7 @@ def _levels(part, exchange: FileExchange, bounds, me: int) -> None:
         here = part.next_level(d)
         sent = int(out[:, 1].min()) if out.size else -1
         nearest = min([v for v in (here, sent) if v >= 0], default=-1)
-        payloads, values = exchange.trade(_route(out, bounds), [nearest])
+        payloads, values = exchange.trade(_route(out, bounds), [nearest], limits)
         for q, payload in enumerate(payloads):
             if q != me and payload:
                 part.receive(_offers(payload, f"of part {q}"))
@@ -285,6 +344,10 @@ def solve_block(part, exchange: FileExchange, bounds: list[tuple[int, int]],
     positions: (records of the block, its long entries, final positions, endless ones)."""
     started = time.monotonic()
     me, parts = exchange.part, exchange.parts
+    if (part.lo, part.hi) != tuple(bounds[me]):
+        raise ValueError(f"part {me} is not the block {bounds[me]}")
+    if saved is not None:
+        saved.block = (part.lo, part.hi, part.n)
     bound, endless = part.bound, part.endless
     resume = saved.load(part.hi - part.lo) if saved is not None else None
     plan = [(0, list(range(bound, endless, -1))), (1, list(range(-bound, endless)))]
@@ -317,15 +380,16 @@ def solve_block(part, exchange: FileExchange, bounds: list[tuple[int, int]],
                 exchange.figures.save_seconds += time.monotonic() - saving
     # the delay phase: the whole tier's joined bits, then the reach closure in waves
     mine = part.joined_bits().tobytes()
-    payloads, _ = exchange.trade([mine] * parts, [])
     sizes = [(hi - lo + 7) // 8 for lo, hi in bounds]
+    payloads, _ = exchange.trade([mine] * parts, [], sizes)
     for q, payload in enumerate(payloads):
         if len(payload) != sizes[q]:
             raise ValueError(f"the joined bits of part {q} do not fit its block")
     part.delay_phase(np.frombuffer(b"".join(payloads), dtype=np.uint8))
     while True:
         total, out = part.reach_wave()
-        payloads, values = exchange.trade(_route(out, bounds), [total + len(out)])
+        payloads, values = exchange.trade(_route(out, bounds), [total + len(out)],
+                                          _offer_limits(part, bounds))
         for q, payload in enumerate(payloads):
             if q != me and payload:
                 part.receive(_offers(payload, f"of part {q}"))
@@ -335,6 +399,40 @@ def solve_block(part, exchange: FileExchange, bounds: list[tuple[int, int]],
     _levels(part, exchange, bounds, me)
     exchange.figures.solve_seconds += time.monotonic() - started
     return part.finish()
+
+
+_BLOCK = struct.Struct("<8sQQQQQQ")      # magic, part, lo, hi, n, records, long entries
+
+
+def block_path(folder: str, part: int) -> str:
+    return os.path.join(folder, f"block-{part}")
+
+
+def save_block(folder: str, key: bytes, part: int, block: tuple[int, int, int],
+               records: np.ndarray, long: np.ndarray) -> None:
+    """A part's result, authenticated like the rounds' files, for the driver to join."""
+    records = np.ascontiguousarray(records, dtype=np.uint16)
+    long = np.ascontiguousarray(long, dtype=np.uint64)
+    write_authentic(block_path(folder, part), key, [
+        _BLOCK.pack(b"SOWBLOCK", part, *block, records.size, long.size), records, long])
+
+
+def load_block(folder: str, key: bytes, part: int, block: tuple[int, int, int]
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(records, long entries) part `part` saved for the block (lo, hi, n): ValueError naming
+    the file unless it is that part's, of that block, written with this tier's key."""
+    lo, hi, n = block
+    path = block_path(folder, part)
+    data = read_authentic(path, key, _BLOCK.size + 10 * (hi - lo) + _MAC_BYTES)
+    if len(data) < _BLOCK.size:
+        raise ValueError(f"{path} is not the block of part {part}")
+    magic, who, *found, count, nlong = _BLOCK.unpack_from(data)
+    if (magic, who, tuple(found), count) != (b"SOWBLOCK", part, (lo, hi, n), hi - lo) or \
+            len(data) != _BLOCK.size + 2 * count + 8 * nlong:
+        raise ValueError(f"{path} is not the block of part {part} ({lo}..{hi} of {n})")
+    records = np.frombuffer(data, dtype=np.uint16, count=count, offset=_BLOCK.size)
+    long = np.frombuffer(data, dtype=np.uint64, count=nlong, offset=_BLOCK.size + 2 * count)
+    return records, long
 
 
 def solve_split(make_part: Callable[[int, int], object], n: int, parts: int, folder: str,

@@ -153,3 +153,29 @@ def test_the_documented_out_of_core_solves_are_the_recorded_ones():
         assert round(found["table_bytes"] / 1e9, 1) == float(table)
         assert found["peak_own_memory"] <= found["memory_limit"]
         assert found["lower_tier_files_left"] == []
+
+
+def test_a_worker_s_lower_tiers_leave_no_file_even_when_it_is_killed(tmp_path):
+    """In a cluster worker the tiers below go to files without a name in its local directory:
+    a worker killed (SIGKILL) while it holds them leaves nothing there."""
+    import subprocess
+    import sys
+    script = (
+        "import os, signal, numpy as np\n"
+        "from sowsolve.solver.lower import LowerTiers\n"
+        "from sowsolve.solver.games import make_game\n"
+        "game = make_game('zigzag', cols=2, stones=2)\n"
+        "tier = max(game.tiers(), key=game.tier_size)\n"
+        "data = game.value_kind.tier_data(np.zeros(game.tier_size(tier), np.uint16),\n"
+        "                                 np.zeros(0, np.uint64))\n"
+        f"kept = LowerTiers(within={str(tmp_path)!r})\n"
+        "import sowsolve.solver.lower as lower; lower.SMALL = 0\n"
+        "held = kept.keep(game, tier, data)\n"
+        "assert isinstance(held.records, np.memmap)\n"
+        "print(sorted(os.listdir(kept.directory)), flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == -9, done.stderr
+    assert done.stdout.strip() == "[]"
+    assert os.listdir(tmp_path) == []

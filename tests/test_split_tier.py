@@ -5,17 +5,15 @@ run again goes on from its saved state to the same records; files of the exchang
 split solve did not write (planted, forged, links, FIFOs, another round's) are refused before
 any offer reaches a kernel."""
 import os
-import stat
-import struct
 import threading
 
 import numpy as np
 import pytest
 
 from sowsolve.solver.games import make_game
-from sowsolve.solver.kernels import ScorePart, solve_score_tier
+from sowsolve.solver.kernels import solve_score_tier
 from sowsolve.solver.splittier import (BLOCK_ALIGN, FileExchange, Resume, Saved, blocks,
-                                       solve_block, solve_split, write_whole)
+                                       solve_block, solve_split)
 from sowsolve.solver.tiers import TierManager, no_progress
 
 
@@ -109,10 +107,10 @@ class _Crashing(FileExchange):
         super().__init__(*args, **kw)
         self.at = at
 
-    def trade(self, payloads, values):
+    def trade(self, payloads, values, limits=None):
         if self.round + 1 == self.at:
             raise _Crash()
-        return super().trade(payloads, values)
+        return super().trade(payloads, values, limits)
 
 
 def test_a_part_run_again_goes_on_from_its_saved_state_to_the_same_records(tmp_path):
@@ -142,8 +140,8 @@ def test_a_part_run_again_goes_on_from_its_saved_state_to_the_same_records(tmp_p
     crash_at = total_rounds // 2
     steady = FileExchange(folder, 0, 2, key)
     first = _Crashing(folder, 1, 2, key, at=crash_at)
-    threads = [threading.Thread(target=run, args=(0, steady)),
-               threading.Thread(target=run, args=(1, first))]
+    threads = [threading.Thread(target=run, args=(0, steady), daemon=True),
+               threading.Thread(target=run, args=(1, first), daemon=True)]
     for t in threads:
         t.start()
     threads[1].join(60)
@@ -151,7 +149,7 @@ def test_a_part_run_again_goes_on_from_its_saved_state_to_the_same_records(tmp_p
     assert os.path.exists(os.path.join(folder, "state-1"))     # it had saved before
     errors.clear()
     again = FileExchange(folder, 1, 2, key)                     # the part run again
-    rerun = threading.Thread(target=run, args=(1, again))
+    rerun = threading.Thread(target=run, args=(1, again), daemon=True)
     rerun.start()
     rerun.join(60)
     threads[0].join(60)
@@ -175,7 +173,7 @@ def _valid_file(folder, key, r=1, src=1, dst=0, payload=b"", values=(5,)):
     sender = FileExchange(folder, src, 2, key)
     sender.round = r - 1
     waiting = sender._await
-    sender._await = lambda path: (_ for _ in ()).throw(_Stop())   # write only, then stop
+    sender._await = lambda *a: (_ for _ in ()).throw(_Stop())     # write only, then stop
     try:
         sender.trade([payload, payload], list(values))
     except _Stop:
@@ -192,7 +190,7 @@ def test_a_forged_file_of_the_exchange_is_refused(tmp_path):
     folder, key, receiver, _ = _pair(tmp_path)
     path = _valid_file(folder, os.urandom(32))      # the right layout, another key
     assert os.path.basename(path) == "round-0000000001-1-0"
-    receiver._await = lambda p: None
+    receiver._await = lambda *a: None
     with pytest.raises(ValueError, match="authentication fails"):
         receiver.trade([b"", b""], [0])
 
@@ -201,7 +199,7 @@ def test_a_file_of_another_round_or_pair_is_refused(tmp_path):
     folder, key, receiver, _ = _pair(tmp_path)
     path = _valid_file(folder, key, r=7)            # a genuine file of round 7 ...
     os.replace(path, receiver.path(1, 1, 0))        # ... put in round 1's place
-    receiver._await = lambda p: None
+    receiver._await = lambda *a: None
     with pytest.raises(ValueError, match="not the file of round 1 from part 1"):
         receiver.trade([b"", b""], [0])
 
@@ -226,7 +224,7 @@ def test_links_fifos_and_files_of_the_wrong_size_are_refused_without_hanging(tmp
         with open(path, "wb") as f:
             f.write(b"\0" * 10)
         says = "not a file of this split solve"
-    receiver._await = lambda p: None
+    receiver._await = lambda *a: None
     with pytest.raises(ValueError, match=says):
         receiver.trade([b"", b""], [0])
 
@@ -256,15 +254,50 @@ def test_offers_outside_the_receiving_block_never_reach_the_kernel(tmp_path):
     part = worker.part(tier, window, lo, hi)
     part.summarise(1)
     part.seed(-part.bound)
-    for bad in ([hi, 3], [n + 10, 3], [2**32 - 1, 3], [lo, 0], [lo, 65536]):
+    for bad in ([hi, 3], [n + 10, 3], [2**32 - 1, 3], [lo, 0], [lo, 65536], [lo, 2**31],
+                [lo, 2**32 - 1]):
         with pytest.raises(ValueError, match="not one for positions"):
             part.receive(np.asarray([bad], dtype=np.uint32))
+    part.level(0)
+    part.level(4)                       # an offer for a level already settled would be lost
+    for bad in ([lo, 4], [lo, 2]):
+        with pytest.raises(ValueError, match="not one for positions"):
+            part.receive(np.asarray([bad], dtype=np.uint32))
+    part.receive(np.asarray([[lo, 5]], dtype=np.uint32))
+    with pytest.raises(ValueError, match="no level 3"):
+        part.level(3)
     with pytest.raises(ValueError):
         part.receive(np.zeros((1, 3), dtype=np.uint32))
     with pytest.raises(ValueError, match="not one of a tier"):
         worker.part(tier, window, 3, hi)            # a block must start on a multiple of 8
     with pytest.raises(ValueError, match="not one of a tier"):
         worker.part(tier, window, 0, n + 1)
+
+
+def test_a_removed_round_file_is_an_error_not_a_wait_for_good(tmp_path):
+    """Round 1's file from part 1 is gone while its round 2 is there (another run of this part
+    removed it, or someone else): the part says so within seconds."""
+    folder, key, receiver, _ = _pair(tmp_path)
+    later = _valid_file(folder, key, r=2)
+    assert os.path.exists(later)
+    with pytest.raises(ValueError, match="is gone while part 1 has gone on past round 1"):
+        receiver.trade([b"", b""], [0])
+
+
+def test_a_block_result_of_another_part_or_key_is_refused(tmp_path):
+    from sowsolve.solver.splittier import block_path, load_block, save_block
+    key = os.urandom(32)
+    records = np.arange(64, dtype=np.uint16)
+    long = np.asarray([5 << 16 | 600], dtype=np.uint64)
+    save_block(str(tmp_path), key, 0, (0, 64, 128), records, long)
+    got = load_block(str(tmp_path), key, 0, (0, 64, 128))
+    assert np.array_equal(got[0], records) and np.array_equal(got[1], long)
+    os.replace(block_path(str(tmp_path), 0), block_path(str(tmp_path), 1))   # swapped parts
+    with pytest.raises(ValueError, match="not the block of part 1"):
+        load_block(str(tmp_path), key, 1, (64, 128, 128))
+    save_block(str(tmp_path), os.urandom(32), 0, (0, 64, 128), records, long)
+    with pytest.raises(ValueError, match="authentication fails"):
+        load_block(str(tmp_path), key, 0, (0, 64, 128))
 
 
 def test_a_saved_state_that_is_not_this_parts_is_refused(tmp_path):
@@ -276,10 +309,22 @@ def test_a_saved_state_that_is_not_this_parts_is_refused(tmp_path):
     part = worker.part(tier, window, lo, hi)
     part.summarise(1)
     forged = Saved(str(tmp_path), 0, os.urandom(32), 0.0)   # written with another key
+    forged.block = (lo, hi, n)
     forged.save(Resume(1, 0, [0] * (2 * part.bound + 1), 3, part.state()))
+    keyed = Saved(str(tmp_path), 0, key, 0.0)
+    keyed.block = (lo, hi, n)
     with pytest.raises(ValueError, match="authentication fails"):
-        Saved(str(tmp_path), 0, key, 0.0).load(hi - lo)
+        keyed.load(hi - lo)
+    other = Saved(str(tmp_path), 1, key, 0.0)         # another part's state in part 0's place
+    other.block = (lo, hi, n)
+    other.save(Resume(1, 0, [0] * (2 * part.bound + 1), 3, part.state()))
+    os.replace(other.path, os.path.join(str(tmp_path), "state-0"))
+    mine = Saved(str(tmp_path), 0, key, 0.0)
+    mine.block = (lo, hi, n)
+    with pytest.raises(ValueError, match="not the saved state of part 0 of this tier"):
+        mine.load(hi - lo)
     genuine = Saved(str(tmp_path), 0, key, 0.0)
+    genuine.block = (lo, hi, n)
     state = part.state()
     state["longs"] = np.asarray([hi + 5, 600], dtype=np.uint32)  # an entry outside the block
     genuine.save(Resume(1, 0, [0] * (2 * part.bound + 1), 3, state))
