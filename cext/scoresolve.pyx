@@ -1304,8 +1304,8 @@ cdef class ScorePart:
     cdef readonly int bound, endless, phase, max_preds
     cdef int settled_to             # the last level settled in the sweep under way (-1: none)
 
-    def __cinit__(self):
-        memset(&self.s, 0, sizeof(Sweep))
+    # (the object's memory comes zeroed: the sweep's lists are NULL until __init__ opens them,
+    # so __dealloc__ frees nothing of an object whose __init__ failed)
 
     def __init__(self, tier, int64_t lo, int64_t hi, int threads=1, int64_t[::1] control=None):
         self.tier_ref = tier            # the capsule points into it

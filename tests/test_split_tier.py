@@ -331,3 +331,56 @@ def test_a_saved_state_that_is_not_this_parts_is_refused(tmp_path):
     resume = genuine.load(hi - lo)
     with pytest.raises(ValueError, match="not one of this block"):
         worker.part(tier, window, lo, hi).restore(resume.state, 1, 1)
+
+
+def test_the_documented_split_figures_are_the_recorded_ones():
+    """The README's sentence and results.md's tables on split tiers state what
+    bench/results/split-zigzag-18.json and split-projection.json hold."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    measured = json.loads((root / "bench/results/split-zigzag-18.json").read_text())
+    projected = json.loads((root / "bench/results/split-projection.json").read_text())
+    (run,) = measured["runs"]
+    assert run["identical_records"] and len(run["split"]["worker_peak_own_memory"]) == 2
+    readme = (root / "README.md").read_text()
+    said = re.search(r"2 workers solve the tables of at most (\d+) seeds in ([\d.]+) times the "
+                     r"time of\s+one process, each with ([\d.]+) of its memory. Projected from "
+                     r"that run, at most (\d+) seeds would take\s+(\d+) workers of (\d+) GB about "
+                     r"([\d.]+) hours; the whole board does not fit this way \(every worker would"
+                     r"\s+read (\d+) TB of lower tiers\)", readme)
+    assert said, "the README states no split figures"
+    stones, ratio, share, target, workers, memory, hours, lower = said.groups()
+    assert f"--max-stones {stones}" in measured["command"]
+    assert float(ratio) == run["time_ratio"] <= 1.5
+    assert float(share) == run["worker_over_one_process_own_memory"] <= 0.6
+    assert projected["assumed"]["memory_per_worker_gb"] == float(memory)
+    by_target = {t["max_stones"]: t for t in projected["targets"]}
+    assert by_target[int(target)]["workers"] == int(workers)
+    assert by_target[int(target)]["hours"] == float(hours)
+    assert not by_target[60]["fits"]
+    assert round(by_target[60]["lower_tiers_bytes_per_worker"] / 1e12) == int(lower)
+    results = (root / "docs/results.md").read_text()
+    row = re.search(r"^\| (\d+) \| ([\d,]+) \| (\d+) s \| (\d+) s \| ([\d.]+) \| ([\d.]+) GB / "
+                    r"([\d.]+) GB \(([\d.]+)\) \| ([\d,]+) \| ([\d.]+) GB \|$", results, re.M)
+    assert row, "results.md states no split solve"
+    (stones2, positions, one, split, ratio2, own_one, own_worker, share2, rounds,
+     traded) = row.groups()
+    cluster = run["split"]["cluster"]["split_score_tiers"]
+    assert stones2 == stones and int(positions.replace(",", "")) == run["positions"]
+    assert int(one) == round(run["in_process"]["wall_seconds"])
+    assert int(split) == round(run["split"]["wall_seconds"])
+    assert float(ratio2) == run["time_ratio"] and float(share2) == float(share)
+    assert float(own_one) == round(run["in_process"]["peak_own_memory"] / 1e9, 2)
+    assert float(own_worker) == round(max(run["split"]["worker_peak_own_memory"]) / 1e9, 2)
+    assert int(rounds.replace(",", "")) == cluster["rounds"]
+    assert float(traded) == round(cluster["bytes"] / 1e9, 1)
+    table = re.findall(r"^\| (\d+)[^|]* \| [^|]+ \| [^|]+ \| (\d+|--) \| [^|]+ \| [^|]+ \| "
+                       r"([\d.]+|--) \|$", results, re.M)
+    assert [int(line[0]) for line in table] == [24, 30, 60]
+    for line in table:
+        stones3, workers3, hours3 = line
+        if workers3 != "--":
+            assert by_target[int(stones3)]["workers"] == int(workers3)
+            assert by_target[int(stones3)]["hours"] == float(hours3)
