@@ -11,27 +11,38 @@ import uuid
 import numpy as np
 
 
-def save_array(path: str, array: np.ndarray) -> None:
-    """Write `array` whole under `path`: a reader sees the old file, or none, or all of it."""
-    partial = f"{path}.{uuid.uuid4().hex}.partial"
-    array = np.ascontiguousarray(array)
+def write_whole(path: str, write) -> None:
+    """`write(f)` on a new file that then becomes `path` whole: a reader sees the old file, or
+    none, or all of the new one; an OSError (a full disk) names `path`, never the partial
+    file, which is removed."""
+    partial = os.path.join(os.path.dirname(path),
+                           f".{os.path.basename(path)}.{uuid.uuid4().hex}.partial")
     try:
-        with open(partial, "wb") as f:
-            # the .npy layout np.save writes, the data through Python's own write: its error
-            # (a full disk) keeps its errno
-            np.lib.format.write_array_header_1_0(f, {
-                "descr": np.lib.format.dtype_to_descr(array.dtype), "fortran_order": False,
-                "shape": array.shape})
-            f.write(memoryview(array.reshape(-1)).cast("B"))
+        with open(partial, "xb") as f:
+            write(f)
         os.replace(partial, path)
     except BaseException as exc:
         try:
             os.unlink(partial)
         except OSError:
             pass
-        if isinstance(exc, OSError):        # named by its final name, never the partial one
+        if isinstance(exc, OSError):
             raise OSError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
         raise
+
+
+def save_array(path: str, array: np.ndarray) -> None:
+    """Write `array` whole under `path` (write_whole) in the .npy layout np.save writes, the
+    data through Python's own write: its error (a full disk) keeps its errno."""
+    array = np.ascontiguousarray(array)
+
+    def write(f) -> None:
+        np.lib.format.write_array_header_1_0(f, {
+            "descr": np.lib.format.dtype_to_descr(array.dtype), "fortran_order": False,
+            "shape": array.shape})
+        f.write(memoryview(array.reshape(-1)).cast("B"))
+
+    write_whole(path, write)
 
 
 # Files of the shared directory are anyone's who can write there, and a read must not hang or

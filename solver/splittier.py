@@ -29,13 +29,12 @@ import hmac
 import os
 import struct
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from .sharedfiles import _open_regular
+from .sharedfiles import _open_regular, write_whole
 
 #: block boundaries are multiples of this (the joined bits of a block are whole bytes)
 BLOCK_ALIGN = 64
@@ -85,25 +84,15 @@ def _mac(key: bytes, *chunks) -> bytes:
 
 def write_authentic(path: str, key: bytes, chunks: list) -> int:
     """The chunks (bytes, or arrays: written from their memory, never copied whole), then their
-    keyed hash, under `path`, whole or not at all (a reader sees the old file, none, or this);
-    the bytes written."""
-    partial = os.path.join(os.path.dirname(path),
-                           f".{os.path.basename(path)}.{uuid.uuid4().hex}.partial")
+    keyed hash, under `path`, whole or not at all (write_whole); the bytes written."""
     views = [memoryview(c).cast("B") if isinstance(c, np.ndarray) else c for c in chunks]
-    try:
-        with open(partial, "xb") as f:
-            for view in views:
-                f.write(view)
-            f.write(_mac(key, *views))
-        os.replace(partial, path)
-    except BaseException as exc:
-        try:
-            os.unlink(partial)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):        # named by its final name, never the partial one
-            raise OSError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
-        raise
+
+    def write(f) -> None:
+        for view in views:
+            f.write(view)
+        f.write(_mac(key, *views))
+
+    write_whole(path, write)
     return sum(len(v) for v in views) + _MAC_BYTES
 
 

@@ -40,10 +40,10 @@ def same_records(a, b) -> None:
         assert here.meta["solved_tiers"] == there.meta["solved_tiers"]
 
 
-def cluster_solve(client, path, name, parameters, **split):
+def cluster_solve(client, path, name, parameters, max_stones=None, **split):
     game = make_game(name, **parameters)
     with DaskExecutor(client, os.path.dirname(path), str(path), **split) as executor, \
-            TableWriter(str(path), game) as writer:
+            TableWriter(str(path), game, max_stones=max_stones) as writer:
         game.solver.solve(game, writer, threads=2, progress=no_progress, executor=executor)
         writer.finish({})
         run_dir = executor.run_dir
@@ -144,19 +144,7 @@ def test_the_cli_solves_on_workers_and_a_killed_driver_resumes(tmp_path):
     table = tmp_path / "there.sqlite"
     command = [SOWSOLVE, "solve", "diffusion", "--cols", "6", "--stones", "1", "--table",
                str(table), "--workers", "2", "--json"]
-    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        stored = 0
-        while time.monotonic() < deadline and driver.poll() is None and stored < 8:
-            time.sleep(0.2)
-            stored = _stored_tiers(table)
-        assert driver.poll() is None, "the solve ended before the driver could be killed"
-        driver.kill()
-        driver.wait()
-    finally:
-        os.killpg(driver.pid, signal.SIGKILL) if _group_alive(driver.pid) else None
+    kill_driver_once_stored(command, table, 8)
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     result = json.loads(resumed.stdout)
@@ -164,6 +152,23 @@ def test_the_cli_solves_on_workers_and_a_killed_driver_resumes(tmp_path):
     assert result["positions_solved_now"] < result["positions_per_side"]
     same_records(tmp_path / "here.sqlite", table)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["here.sqlite", "there.sqlite"]
+
+
+def kill_driver_once_stored(command: list, table, tiers: int) -> None:
+    """Run `command` (a solve on workers) and kill it (SIGKILL, its whole process group: the
+    driver and its cluster) once its table holds `tiers` tiers."""
+    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and driver.poll() is None and \
+                _stored_tiers(table) < tiers:
+            time.sleep(0.05)
+        assert driver.poll() is None, "the solve ended before the driver could be killed"
+        driver.kill()
+        driver.wait()
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL) if _group_alive(driver.pid) else None
 
 
 def _stored_tiers(path) -> int:

@@ -12,11 +12,7 @@ import time
 import pytest
 
 import sowsolve
-from sowsolve.solver.cluster import DaskExecutor
-from sowsolve.solver.games import make_game
-from sowsolve.solver.tiers import no_progress
-from sowsolve.tables.store import TableWriter
-from test_cluster import SOWSOLVE, _group_alive, _stored_tiers, same_records
+from test_cluster import SOWSOLVE, cluster_solve, kill_driver_once_stored, same_records
 
 pytestmark = pytest.mark.slow
 
@@ -29,14 +25,7 @@ def solve_here(path, max_stones=None, **parameters):
 
 
 def split_solve(client, path, max_stones=None, parameters=None, **options):
-    game = make_game("zigzag", **(parameters or {}))
-    with DaskExecutor(client, os.path.dirname(path), str(path), **options) as executor, \
-            TableWriter(str(path), game, max_stones=max_stones) as writer:
-        game.solver.solve(game, writer, threads=2, progress=no_progress, executor=executor)
-        writer.finish({})
-        run_dir = executor.run_dir
-    assert not os.path.exists(run_dir)          # the shared directory is cleaned up
-    return executor
+    return cluster_solve(client, path, "zigzag", parameters or {}, max_stones, **options)
 
 
 @pytest.mark.parametrize("parameters, max_stones, least", [
@@ -94,17 +83,7 @@ def test_a_killed_driver_resumes_through_split_tiers_by_default(tmp_path):
     table = tmp_path / "there.sqlite"
     command = [SOWSOLVE, "solve", "zigzag", "--max-stones", "12", "--table", str(table),
                "--workers", "2", "--json"]
-    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and driver.poll() is None and _stored_tiers(table) < 12:
-            time.sleep(0.05)
-        assert driver.poll() is None, "the solve ended before the driver could be killed"
-        driver.kill()
-        driver.wait()
-    finally:
-        os.killpg(driver.pid, signal.SIGKILL) if _group_alive(driver.pid) else None
+    kill_driver_once_stored(command, table, 12)
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     result = json.loads(resumed.stdout)
