@@ -65,6 +65,10 @@ def _scheduler_address(scheduler_file: str) -> str:
     return address
 
 
+#: the module each local worker process loads as it starts (its `dask_setup` hook)
+WORKER_PRELOAD = "sowsolve.solver.cluster"
+
+
 @contextlib.contextmanager
 def client_for(workers: Optional[int], scheduler: Optional[str],
                scheduler_file: Optional[str]) -> Iterator[object]:
@@ -77,12 +81,13 @@ def client_for(workers: Optional[int], scheduler: Optional[str],
     with contextlib.ExitStack() as stack:
         if workers is not None:
             with _sigint_held(), warnings.catch_warnings():
-                # the workers inherit the blocked SIGINT: Ctrl-C is the driver's alone; a port
-                # of the scheduler's own HTTP server already taken is no news for a solve
+                # Ctrl-C is the driver's alone (the workers' preload ignores it); a port of
+                # the scheduler's own HTTP server already taken is no news for a solve
                 warnings.filterwarnings("ignore", message="Port .* is already in use")
                 cluster = stack.enter_context(distributed.LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True,
-                    dashboard_address=None, silence_logs=logging.CRITICAL))
+                    dashboard_address=None, silence_logs=logging.CRITICAL,
+                    preload=[WORKER_PRELOAD]))
             client = stack.enter_context(distributed.Client(cluster))
         else:
             address = scheduler if scheduler is not None else _scheduler_address(scheduler_file)
@@ -105,11 +110,13 @@ def client_for(workers: Optional[int], scheduler: Optional[str],
 
 @contextlib.contextmanager
 def _sigint_held() -> Iterator[None]:
-    """SIGINT blocked while worker processes start: a process keeps the signal mask it starts
-    with, so the workers never take Ctrl-C in the terminal (the driver stops the solve and
-    closes the cluster, instead of workers dying mid-task with tracebacks of their own); and
-    a Ctrl-C pressed meanwhile stays pending in the driver, which takes it (KeyboardInterrupt)
-    the moment the mask is lifted, instead of losing it as an ignored signal would."""
+    """SIGINT blocked while worker processes start: a Ctrl-C pressed meanwhile stays pending in
+    the driver, which takes it (KeyboardInterrupt) the moment the mask is lifted.  (Ignoring it
+    meanwhile, which the workers would inherit, loses it: the kernels' native threads do not
+    block it, and take it.)  The workers do not keep the mask -- Dask starts them afresh -- so
+    each ignores Ctrl-C itself once it runs (solver/cluster.py `dask_setup`, their preload);
+    one pressed while a worker is still importing ends that worker with a traceback of its
+    own, and the solve stops as always."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

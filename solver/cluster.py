@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import socket
 import threading
 import time
@@ -180,6 +181,16 @@ def _local_directory() -> str | None:
         return get_worker().local_directory
     except (ImportError, ValueError):
         return None
+
+
+def dask_setup(worker) -> None:
+    """Dask's preload hook, run in a worker process as it starts (the local cluster of
+    `solve --workers` names this module): the worker ignores SIGINT, so a Ctrl-C in the
+    terminal, which reaches every process of the terminal's group, is the driver's alone --
+    it stops the solve and closes the cluster, instead of workers dying mid-task with
+    tracebacks of their own."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 _processes: dict[Job, _Process] = {}

@@ -91,3 +91,27 @@ def test_a_killed_driver_resumes_through_split_tiers_by_default(tmp_path):
     assert result["cluster"]["split_score_tiers"]["tiers"] >= 1
     same_records(tmp_path / "here.sqlite", table)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["here.sqlite", "there.sqlite"]
+
+
+def test_ctrl_c_in_the_terminal_stops_a_solve_on_workers_without_their_tracebacks(tmp_path):
+    """SIGINT to the whole process group (what Ctrl-C in a terminal does) once the workers run:
+    the driver stops the solve (exit 130, the resume sentence); the workers ignore it (their
+    preload), so no traceback of theirs reaches the terminal."""
+    from test_cluster import _stored_tiers
+    table = tmp_path / "t.sqlite"
+    driver = subprocess.Popen([SOWSOLVE, "solve", "zigzag", "--max-stones", "12", "--table",
+                               str(table), "--workers", "2"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and driver.poll() is None and _stored_tiers(table) < 4:
+            time.sleep(0.05)
+        assert driver.poll() is None, "the solve ended before Ctrl-C"
+        os.killpg(driver.pid, signal.SIGINT)
+        _, err = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+    assert driver.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "run the same command again to resume" in err
