@@ -1428,10 +1428,10 @@ cdef class ScorePart:
         for k in range(m):
             x = offers[k, 0]
             d = offers[k, 1]        # (64 bits: every uint32 compares as itself)
-            # a level-phase offer is for a level after the one settled (the endless level
-            # settles into itself); a reach-phase offer is a position alone (0)
-            if not (self.lo <= x < self.hi) or d > DIST_ENDLESS or (phase == 2 and d != 0) or (
-                    phase != 2 and (d == 0 or (d <= after and not d == after == DIST_ENDLESS))):
+            # a level-phase offer is one ply after the level settled (as `longer` makes it:
+            # the endless level settles into itself); a reach-phase offer is a position alone
+            if not (self.lo <= x < self.hi) or (phase == 2 and d != 0) or (
+                    phase != 2 and (after < 0 or d != longer(after))):
                 raise ValueError(f"an offer ({x}, {d}) is not one for positions "
                                  f"{self.lo}..{self.hi} in this phase")
         if phase not in (1, 2, 3):

@@ -82,52 +82,55 @@ def _mac(key: bytes, *chunks) -> bytes:
     return digest.digest()
 
 
-def write_authentic(path: str, key: bytes, chunks: list) -> int:
-    """The chunks (bytes, or arrays: written from their memory, never copied whole), then their
-    keyed hash, under `path`, whole or not at all (write_whole); the bytes written."""
+def write_authentic(path: str, key: bytes, head: bytes, chunks: list) -> int:
+    """A file of the exchange's folder under `path`, whole or not at all (write_whole): its
+    head (a fixed-size struct that says how long the rest is), the head's keyed hash, the
+    chunks (bytes, or arrays: written from their memory, never copied whole), and the keyed
+    hash of head and chunks; the bytes written."""
     views = [memoryview(c).cast("B") if isinstance(c, np.ndarray) else c for c in chunks]
 
     def write(f) -> None:
+        f.write(head)
+        f.write(_mac(key, head))
         for view in views:
             f.write(view)
-        f.write(_mac(key, *views))
+        f.write(_mac(key, head, *views))
 
     write_whole(path, write)
-    return sum(len(v) for v in views) + _MAC_BYTES
+    return len(head) + sum(len(v) for v in views) + 2 * _MAC_BYTES
 
 
-def read_authentic(path: str, key: bytes, limit: int) -> memoryview:
-    """The bytes of a file of the exchange's folder, after the checks every such file gets: a
-    regular file (no link, FIFO or device), at most `limit` bytes, and its keyed hash right;
-    ValueError naming the file otherwise.  The hash is checked once as the file streams
-    through, before any of it is held in memory (a file nobody here wrote costs no memory,
-    however large it claims to be), and again on the bytes kept (it may change in between)."""
+def read_authentic(path: str, key: bytes, head_size: int,
+                   body_size: Callable[[bytes], int]) -> tuple[bytes, memoryview]:
+    """(head, body) of a file of the exchange's folder, after the checks every such file gets:
+    a regular file (no link, FIFO or device); its head's keyed hash right before anything else
+    is read, then the size the head declares (`body_size(head)`, which checks the head and
+    raises ValueError for one that does not fit) that of the file, and the whole file's keyed
+    hash right.  A file nobody here wrote is refused after its first bytes, however large it
+    is; ValueError naming the file for every fault."""
     try:
         with _open_regular(path) as f:
             size = os.fstat(f.fileno()).st_size
-            if size < _MAC_BYTES or size > limit:
-                raise ValueError(f"{path} is not a file of this split solve ({size:,} bytes, "
-                                 f"at most {limit:,} expected)")
-            digest = hashlib.blake2b(key=key, digest_size=_MAC_BYTES)
-            left = size - _MAC_BYTES
-            while left:
-                chunk = f.read(min(left, 1 << 22))
-                if not chunk:
-                    raise ValueError(f"{path} changed while it was read")
-                digest.update(chunk)
-                left -= len(chunk)
-            if not hmac.compare_digest(digest.digest(), f.read(_MAC_BYTES)):
+            if size < head_size + 2 * _MAC_BYTES:
+                raise ValueError(f"{path} is not a file of this split solve ({size:,} bytes)")
+            head = f.read(head_size)
+            if len(head) != head_size or not hmac.compare_digest(_mac(key, head),
+                                                                 f.read(_MAC_BYTES)):
                 raise ValueError(f"{path} is not a file of this split solve (its "
                                  f"authentication fails)")
-            f.seek(0)
-            data = f.read(size + 1)
+            body = body_size(head)
+            if size != head_size + body + 2 * _MAC_BYTES:
+                raise ValueError(f"{path} holds {size:,} bytes, not the "
+                                 f"{head_size + body + 2 * _MAC_BYTES:,} its head declares")
+            rest = f.read(body + _MAC_BYTES + 1)
     except OSError as exc:
         raise ValueError(f"{path} cannot be read ({exc.strerror or exc})") from None
-    view = memoryview(data)
-    if len(data) != size or not hmac.compare_digest(_mac(key, view[:-_MAC_BYTES]),
-                                                    view[-_MAC_BYTES:]):
-        raise ValueError(f"{path} changed while it was read")
-    return view[:-_MAC_BYTES]
+    view = memoryview(rest)
+    if len(rest) != body + _MAC_BYTES or not hmac.compare_digest(
+            _mac(key, head, view[:body]), view[body:]):
+        raise ValueError(f"{path} changed while it was read, or is not a file of this split "
+                         f"solve")
+    return head, view[:body]
 
 
 class FileExchange:
@@ -160,7 +163,7 @@ class FileExchange:
                 continue
             head = _HEADER.pack(_MAGIC, r, self.part, q, len(values), len(payloads[q]))
             self.figures.bytes_out += write_authentic(self.path(r, self.part, q), self.key,
-                                                      [head, head_values, payloads[q]])
+                                                      head, [head_values, payloads[q]])
         got_payloads, got_values = list(payloads), [list(values)] * self.parts
         got_payloads[self.part] = payloads[self.part]
         waited = time.monotonic()
@@ -170,17 +173,19 @@ class FileExchange:
             path = self.path(r, q, self.part)
             self._await(path, r, q)
             most = 0 if limits is None else limits[q]
-            data = read_authentic(path, self.key, _HEADER.size + 8 * len(values) + most
-                                  + _MAC_BYTES)
+
+            def body_size(head: bytes) -> int:
+                magic, fr, src, dst, count, nbytes = _HEADER.unpack(head)
+                if (magic, fr, src, dst, count) != (_MAGIC, r, q, self.part, len(values)) \
+                        or nbytes > most:
+                    raise ValueError(f"{path} is not the file of round {r} from part {q}")
+                return 8 * count + nbytes
+
+            _, body = read_authentic(path, self.key, _HEADER.size, body_size)
             self.received.append(path)
-            self.figures.bytes_in += len(data) + _MAC_BYTES
-            magic, fr, src, dst, count, nbytes = _HEADER.unpack_from(data)
-            if (magic, fr, src, dst, count) != (_MAGIC, r, q, self.part, len(values)) or \
-                    len(data) != _HEADER.size + 8 * count + nbytes:
-                raise ValueError(f"{path} is not the file of round {r} from part {q}")
-            got_values[q] = np.frombuffer(data, dtype=np.int64, count=count,
-                                          offset=_HEADER.size).tolist()
-            got_payloads[q] = data[_HEADER.size + 8 * count:]      # a view: never copied
+            self.figures.bytes_in += _HEADER.size + len(body) + 2 * _MAC_BYTES
+            got_values[q] = np.frombuffer(body, dtype=np.int64, count=len(values)).tolist()
+            got_payloads[q] = body[8 * len(values):]       # a view: never copied
         self.figures.wait_seconds += time.monotonic() - waited
         self.figures.rounds += 1
         return got_payloads, got_values
@@ -197,11 +202,34 @@ class FileExchange:
             if time.monotonic() - looked > 1.0:
                 looked = time.monotonic()
                 self.waiting()
-                if os.path.lexists(self.path(r + 1, src, self.part)) and \
-                        not os.path.lexists(path):
+                if self._gone_on(r, src) and not os.path.lexists(path):
                     raise ValueError(f"{path} is gone while part {src} has gone on past round "
                                      f"{r}: the split solve cannot go on (another run of part "
-                                     f"{self.part} at once, or a file removed)")
+                                     f"{self.part} at once, an older saved state, or a file "
+                                     f"removed)")
+
+    def _gone_on(self, r: int, src: int) -> bool:
+        """Whether part `src` is past round r: it has ended, or a file of a later round from
+        it to this part is there."""
+        if os.path.lexists(self.end_path(src)):
+            return True
+        suffix = f"-{src}-{self.part}"
+        for name in os.listdir(self.folder):
+            if name.startswith("round-") and name.endswith(suffix):
+                try:
+                    if int(name[len("round-"):-len(suffix)]) > r:
+                        return True
+                except ValueError:
+                    continue
+        return False
+
+    def end_path(self, part: int) -> str:
+        return os.path.join(self.folder, f"end-{part}")
+
+    def ended(self) -> None:
+        """This part has traded its last round (a part waiting for a file of it that is not
+        there then knows the file is gone)."""
+        write_whole(self.end_path(self.part), lambda f: f.write(b"ended"))
 
     def forget_received(self) -> None:
         """The files read so far are needed no more (the state after them is saved)."""
@@ -241,42 +269,46 @@ class Saved:
     def due(self) -> bool:
         return time.monotonic() - self.last >= self.every
 
+    _HEAD = struct.Struct("<8s12q")     # magic; part, lo, hi, n; forcing, done, round; the
+                                        # count of worth values; the four arrays' sizes
+
     def save(self, resume: Resume) -> None:
         arrays = [np.ascontiguousarray(resume.state[name], dtype=dtype)
                   for name, dtype in self._NAMES]
-        meta = np.asarray([self.part, *self.block, resume.forcing, resume.done, resume.round,
-                           len(resume.worth)] + resume.worth + [a.size for a in arrays],
-                          dtype=np.int64)
+        head = self._HEAD.pack(b"SOWSTATE", self.part, *self.block, resume.forcing,
+                               resume.done, resume.round, len(resume.worth),
+                               *[a.size for a in arrays])
         # the block's arrays go to the file from their own memory (a copy would double the
         # part's memory while it saves)
-        write_authentic(self.path, self.key,
-                        [struct.pack("<8sQ", b"SOWSTATE", meta.size), meta.tobytes(), *arrays])
+        write_authentic(self.path, self.key, head,
+                        [np.asarray(resume.worth, dtype=np.int64), *arrays])
         self.last = time.monotonic()
 
     def load(self, block_size: int) -> Resume | None:
         if not os.path.lexists(self.path):
             return None
-        limit = 64 + 8 * 1024 + block_size * 5 + 16 * block_size + _MAC_BYTES
-        data = read_authentic(self.path, self.key, limit)
-        magic, count = struct.unpack_from("<8sQ", data)
-        if magic != b"SOWSTATE" or count > 1024:
-            raise ValueError(f"{self.path} is not a saved part")
-        meta = np.frombuffer(data, dtype=np.int64, count=count, offset=16).tolist()
-        if count < 8 or tuple(meta[:4]) != (self.part, *self.block):
-            raise ValueError(f"{self.path} is not the saved state of part {self.part} of this "
-                             f"tier")
-        forcing, done, rnd, nworth = meta[4:8]
-        worth, sizes = meta[8:8 + nworth], meta[8 + nworth:]
-        if not 0 <= nworth <= count - 8 or any(size < 0 for size in sizes) or rnd < 0:
-            raise ValueError(f"{self.path} is not a saved part")
-        at, state = 16 + 8 * count, {}
+        lo, hi, _ = self.block
+
+        def body_size(head: bytes) -> int:
+            fields = self._HEAD.unpack(head)
+            magic, part, block, (_, _, rnd, nworth), sizes = (
+                fields[0], fields[1], tuple(fields[2:5]), fields[5:9], list(fields[9:]))
+            if (magic, part, block) != (b"SOWSTATE", self.part, self.block):
+                raise ValueError(f"{self.path} is not the saved state of part {self.part} of "
+                                 f"this tier")
+            if not (0 <= nworth <= 1024 and sizes[:3] == [hi - lo] * 3
+                    and 0 <= sizes[3] <= 2 * (hi - lo) and sizes[3] % 2 == 0 and rnd >= 0):
+                raise ValueError(f"{self.path} is not a saved part of this block")
+            return 8 * nworth + sum(size * np.dtype(dtype).itemsize
+                                    for size, (_, dtype) in zip(sizes, self._NAMES))
+
+        head, body = read_authentic(self.path, self.key, self._HEAD.size, body_size)
+        _, _, _, _, _, forcing, done, rnd, nworth, *sizes = self._HEAD.unpack(head)
+        worth = np.frombuffer(body, dtype=np.int64, count=nworth).tolist()
+        at, state = 8 * nworth, {}
         for (name, dtype), size in zip(self._NAMES, sizes):
-            if at + size * np.dtype(dtype).itemsize > len(data):
-                raise ValueError(f"{self.path} is not a saved part")
-            state[name] = np.frombuffer(data, dtype=dtype, count=size, offset=at)   # views
+            state[name] = np.frombuffer(body, dtype=dtype, count=size, offset=at)   # views
             at += size * np.dtype(dtype).itemsize
-        if at != len(data) or len(sizes) != len(self._NAMES):
-            raise ValueError(f"{self.path} is not a saved part")
         return Resume(forcing, done, worth, rnd, state)
 
 
@@ -307,6 +339,7 @@ def _levels(part, exchange: FileExchange, bounds, me: int) -> None:
     """Every level of the sweep under way, in rounds: each part settles the level, trades the
     offers, and all go on at the nearest level where anything waits."""
     limits = _offer_limits(part, bounds)
+    parts = len(bounds)
     d = 0
     while True:
         out = part.level(d)
@@ -322,7 +355,9 @@ def _levels(part, exchange: FileExchange, bounds, me: int) -> None:
         if not waiting:
             break
         if min(waiting) < d:
-            raise ValueError("a part names a level already settled")
+            q = min(range(parts), key=lambda k: values[k][0] if values[k][0] >= 0 else 1 << 62)
+            raise ValueError(f"{exchange.path(exchange.round, q, me)} names level "
+                             f"{min(waiting)}, one already settled")
         d = min(waiting)
     part.end_levels()
 
@@ -386,6 +421,7 @@ def solve_block(part, exchange: FileExchange, bounds: list[tuple[int, int]],
             break
     part.seed_delay()
     _levels(part, exchange, bounds, me)
+    exchange.ended()
     exchange.figures.solve_seconds += time.monotonic() - started
     return part.finish()
 
@@ -402,8 +438,9 @@ def save_block(folder: str, key: bytes, part: int, block: tuple[int, int, int],
     """A part's result, authenticated like the rounds' files, for the driver to join."""
     records = np.ascontiguousarray(records, dtype=np.uint16)
     long = np.ascontiguousarray(long, dtype=np.uint64)
-    write_authentic(block_path(folder, part), key, [
-        _BLOCK.pack(b"SOWBLOCK", part, *block, records.size, long.size), records, long])
+    write_authentic(block_path(folder, part), key,
+                    _BLOCK.pack(b"SOWBLOCK", part, *block, records.size, long.size),
+                    [records, long])
 
 
 def load_block(folder: str, key: bytes, part: int, block: tuple[int, int, int]
@@ -412,15 +449,18 @@ def load_block(folder: str, key: bytes, part: int, block: tuple[int, int, int]
     the file unless it is that part's, of that block, written with this tier's key."""
     lo, hi, n = block
     path = block_path(folder, part)
-    data = read_authentic(path, key, _BLOCK.size + 10 * (hi - lo) + _MAC_BYTES)
-    if len(data) < _BLOCK.size:
-        raise ValueError(f"{path} is not the block of part {part}")
-    magic, who, *found, count, nlong = _BLOCK.unpack_from(data)
-    if (magic, who, tuple(found), count) != (b"SOWBLOCK", part, (lo, hi, n), hi - lo) or \
-            len(data) != _BLOCK.size + 2 * count + 8 * nlong:
-        raise ValueError(f"{path} is not the block of part {part} ({lo}..{hi} of {n})")
-    records = np.frombuffer(data, dtype=np.uint16, count=count, offset=_BLOCK.size)
-    long = np.frombuffer(data, dtype=np.uint64, count=nlong, offset=_BLOCK.size + 2 * count)
+
+    def body_size(head: bytes) -> int:
+        magic, who, *found, count, nlong = _BLOCK.unpack(head)
+        if (magic, who, tuple(found), count) != (b"SOWBLOCK", part, (lo, hi, n), hi - lo) or \
+                not 0 <= nlong <= hi - lo:
+            raise ValueError(f"{path} is not the block of part {part} ({lo}..{hi} of {n})")
+        return 2 * count + 8 * nlong
+
+    head, body = read_authentic(path, key, _BLOCK.size, body_size)
+    count, nlong = _BLOCK.unpack(head)[-2:]
+    records = np.frombuffer(body, dtype=np.uint16, count=count)
+    long = np.frombuffer(body, dtype=np.uint64, count=nlong, offset=2 * count)
     return records, long
 
 

@@ -263,6 +263,9 @@ def test_offers_outside_the_receiving_block_never_reach_the_kernel(tmp_path):
     for bad in ([lo, 4], [lo, 2]):
         with pytest.raises(ValueError, match="not one for positions"):
             part.receive(np.asarray([bad], dtype=np.uint32))
+    for bad in ([lo, 6], [lo, 65533], [lo, 65535]):  # authentic, but no part offers those now
+        with pytest.raises(ValueError, match="not one for positions"):
+            part.receive(np.asarray([bad], dtype=np.uint32))
     part.receive(np.asarray([[lo, 5]], dtype=np.uint32))
     with pytest.raises(ValueError, match="no level 3"):
         part.level(3)
@@ -282,6 +285,60 @@ def test_a_removed_round_file_is_an_error_not_a_wait_for_good(tmp_path):
     assert os.path.exists(later)
     with pytest.raises(ValueError, match="is gone while part 1 has gone on past round 1"):
         receiver.trade([b"", b""], [0])
+
+
+def test_a_round_file_missing_after_its_sender_ended_is_an_error(tmp_path):
+    """The last round's file removed: no later round comes, but the sender's end mark says
+    the file is gone."""
+    folder, key, receiver, sender = _pair(tmp_path)
+    sender.ended()
+    with pytest.raises(ValueError, match="is gone while part 1 has gone on past round 1"):
+        receiver.trade([b"", b""], [0])
+
+
+def test_an_older_saved_state_of_the_same_part_is_an_error_not_a_wait_for_good(tmp_path):
+    """A part run again from a state older than the files it was sent since (an older copy of
+    its own state put back, or another run of it at once that went on and saved): the
+    files it needs are gone, and it says so within seconds."""
+    game, tier, window = _top_tier()
+    worker = game.solver.worker(game, 1)
+    n = game.tier_size(tier)
+    bounds = blocks(n, 2)
+    key = os.urandom(32)
+    folder = str(tmp_path)
+    copies = []
+
+    class Keeping(Saved):
+        def save(self, resume):
+            super().save(resume)
+            with open(self.path, "rb") as f:
+                copies.append(f.read())
+
+    errors = []
+
+    def run(part, exchange, saved):
+        try:
+            solve_block(worker.part(tier, window, *bounds[part]), exchange, bounds, saved)
+        except BaseException as exc:    # noqa: BLE001 - checked below
+            errors.append((part, exc))
+
+    steady = threading.Thread(target=run, daemon=True, args=(
+        0, FileExchange(folder, 0, 2, key), Saved(folder, 0, key, 0.0)))
+    first = threading.Thread(target=run, daemon=True, args=(
+        1, _Crashing(folder, 1, 2, key, at=40), Keeping(folder, 1, key, 0.0)))
+    steady.start()
+    first.start()
+    first.join(60)
+    assert len(copies) >= 3 and isinstance(errors[0][1], _Crash)
+    with open(os.path.join(folder, "state-1"), "wb") as f:
+        f.write(copies[0])                  # its own, genuine, but older state
+    errors.clear()
+    again = threading.Thread(target=run, daemon=True, args=(
+        1, FileExchange(folder, 1, 2, key), Saved(folder, 1, key, 0.0)))
+    again.start()
+    again.join(20)
+    assert not again.is_alive(), "the part run again waits for good"
+    assert errors and errors[0][0] == 1 and "is gone while part 0 has gone on" in str(errors[0][1])
 
 
 def test_a_block_result_of_another_part_or_key_is_refused(tmp_path):
