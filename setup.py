@@ -55,6 +55,10 @@ extensions = [
 ]
 
 setup(
+    # the kernels compile side by side, one per core (each is one large C file)
+    options={"build_ext": {"parallel": max(1, len(os.sched_getaffinity(0))
+                                           if hasattr(os, "sched_getaffinity")
+                                           else os.cpu_count() or 1)}},
     packages=["sowsolve", "sowsolve.solver", "sowsolve.solver.games", "sowsolve.cext",
               "sowsolve.cli", "sowsolve.tables"]
              + [f"sowsolve.solver.games.{name}" for name in GAME_PACKAGES],

@@ -44,13 +44,13 @@ def test_split_tiers_on_a_cluster_give_the_in_process_table(tmp_path, client, pa
 
 
 def test_a_worker_killed_mid_tier_costs_the_rounds_since_its_part_saved(tmp_path, client):
-    solve_here(tmp_path / "here.sqlite", 12)
+    solve_here(tmp_path / "here.sqlite", 11)
     pids = list(client.run(os.getpid).values())
     errors, finished, result = [], threading.Event(), {}
 
     def solve():
         try:
-            result["executor"] = split_solve(client, tmp_path / "there.sqlite", 12, None,
+            result["executor"] = split_solve(client, tmp_path / "there.sqlite", 11, None,
                                              split_from=1000, save_every=0)
         except BaseException as exc:    # noqa: BLE001 - reported by the test
             errors.append(exc)
@@ -59,12 +59,19 @@ def test_a_worker_killed_mid_tier_costs_the_rounds_since_its_part_saved(tmp_path
 
     thread = threading.Thread(target=solve)
     thread.start()
-    # a tier of 1,000,000 positions or more under way, its parts past a save
+    # a tier of 1,000,000 positions or more under way, both its parts past a save (whichever
+    # part the killed worker runs, it has a state to go on from)
     deadline = time.monotonic() + 120
-    pattern = str(tmp_path / "*.sowsolve-cluster" / "tier-3[0-9]-*-split" / "state-1")
-    while not finished.is_set() and time.monotonic() < deadline and not glob.glob(pattern):
+    pattern = str(tmp_path / "*.sowsolve-cluster" / "tier-3[0-9]-*-split")
+
+    def saved_both() -> bool:
+        return any(os.path.exists(os.path.join(folder, "state-0"))
+                   and os.path.exists(os.path.join(folder, "state-1"))
+                   for folder in glob.glob(pattern))
+
+    while not finished.is_set() and time.monotonic() < deadline and not saved_both():
         time.sleep(0.005)
-    killed_mid_tier = not finished.is_set() and bool(glob.glob(pattern))
+    killed_mid_tier = not finished.is_set() and saved_both()
     os.kill(pids[0], signal.SIGKILL)     # one worker: its part runs again, the other waits
     thread.join(300)
     assert killed_mid_tier, "the solve ended before a worker was killed"
@@ -76,14 +83,14 @@ def test_a_worker_killed_mid_tier_costs_the_rounds_since_its_part_saved(tmp_path
 
 
 def test_a_killed_driver_resumes_through_split_tiers_by_default(tmp_path):
-    """`solve zigzag --max-stones 12 --workers 2`: its tiers of 4,194,304 positions or more
-    (11 and 12 seeds) are split by default; the driver is killed (SIGKILL) with the last one
-    ahead, and the same command resumes and splits it."""
-    solve_here(tmp_path / "here.sqlite", 12)
+    """`solve zigzag --max-stones 11 --workers 2`: its tier of 4,194,304 positions or more
+    (11 seeds) is split by default; the driver is killed (SIGKILL) with that tier ahead, and
+    the same command resumes and splits it."""
+    solve_here(tmp_path / "here.sqlite", 11)
     table = tmp_path / "there.sqlite"
-    command = [SOWSOLVE, "solve", "zigzag", "--max-stones", "12", "--table", str(table),
+    command = [SOWSOLVE, "solve", "zigzag", "--max-stones", "11", "--table", str(table),
                "--workers", "2", "--json"]
-    kill_driver_once_stored(command, table, 12)
+    kill_driver_once_stored(command, table, 11)
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     result = json.loads(resumed.stdout)
