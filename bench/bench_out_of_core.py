@@ -17,13 +17,12 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-from report import emit, machine
+from report import emit, machine, run_sampled
 
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 CGROUP_ROOT = "/sys/fs/cgroup/memory"
@@ -87,21 +86,11 @@ def main() -> None:
         with open(os.path.join(group, "memory.limit_in_bytes"), "w") as f:
             f.write(str(limit))
     try:
-        started = time.perf_counter()
         def enter():                         # the child joins the group before it runs
             if group is not None:
                 with open(os.path.join(group, "cgroup.procs"), "w") as f:
                     f.write(str(os.getpid()))
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, preexec_fn=enter)
-        peaks: dict = {}
-        done = threading.Event()
-        sampler = threading.Thread(target=sample, args=(child.pid, peaks, done))
-        sampler.start()
-        out, err = child.communicate()
-        done.set()
-        sampler.join()
-        wall = time.perf_counter() - started
+        child, out, err, wall, peaks = run_sampled(command, sample, enter)
         result = {"command": "python bench/bench_out_of_core.py " + " ".join(
                       f"--{k.replace('_', '-')} {'DIR' if k == 'dir' else v}" if v is not True
                       else f"--{k}"

@@ -18,15 +18,13 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 import numpy as np
 
-from report import emit, machine
+from report import emit, machine, run_sampled
 from sowsolve.tables.store import open_table
 
 
@@ -79,16 +77,7 @@ def sample(root: int, peaks: dict, done: threading.Event) -> None:
 
 
 def run(command: list[str]) -> dict:
-    started = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    peaks: dict = {}
-    done = threading.Event()
-    sampler = threading.Thread(target=sample, args=(child.pid, peaks, done))
-    sampler.start()
-    out, err = child.communicate()
-    done.set()
-    sampler.join()
-    wall = time.perf_counter() - started
+    child, out, err, wall, peaks = run_sampled(command, sample)
     if child.returncode != 0:
         raise SystemExit(f"bench: {' '.join(command[:4])} failed: {err.strip()[-400:]}")
     return {"wall_seconds": round(wall, 1), "report": json.loads(out),

@@ -6,6 +6,7 @@ import os
 import platform
 import re
 import subprocess
+import time
 
 
 def machine() -> dict:
@@ -32,3 +33,21 @@ def time_process(command: list[str], env: dict | None = None) -> tuple[subproces
     for part in wall.split(":"):
         seconds = seconds * 60 + float(part)
     return run, round(seconds, 1), peak
+
+
+def run_sampled(command: list[str], sample, preexec_fn=None):
+    """Run `command`, its memory sampled meanwhile by `sample(pid, peaks, done)` on a thread
+    of its own (until `done` is set); (the finished process, stdout, stderr, wall seconds,
+    peaks)."""
+    import threading
+    started = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, preexec_fn=preexec_fn)
+    peaks: dict = {}
+    done = threading.Event()
+    sampler = threading.Thread(target=sample, args=(child.pid, peaks, done))
+    sampler.start()
+    out, err = child.communicate()
+    done.set()
+    sampler.join()
+    return child, out, err, time.perf_counter() - started, peaks

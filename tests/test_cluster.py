@@ -51,6 +51,25 @@ def cluster_solve(client, path, name, parameters, max_stones=None, **split):
     return executor
 
 
+def solve_in_background(client, path, name, parameters, max_stones=None, **split):
+    """cluster_solve on a thread of its own, for a test to kill workers meanwhile: (the
+    thread, an event set when it ends, the errors it raised, {"executor": ...} once done)."""
+    errors, finished, result = [], threading.Event(), {}
+
+    def solve():
+        try:
+            result["executor"] = cluster_solve(client, path, name, parameters, max_stones,
+                                               **split)
+        except BaseException as exc:    # noqa: BLE001 - reported by the test
+            errors.append(exc)
+        finally:
+            finished.set()
+
+    thread = threading.Thread(target=solve)
+    thread.start()
+    return thread, finished, errors, result
+
+
 @pytest.mark.parametrize("name, parameters, one_machine", [
     ("diffusion", {"cols": 4, "stones": 3}, True),
     ("diffusion", {"cols": 4, "stones": 3}, False),
@@ -109,19 +128,8 @@ def test_every_worker_killed_mid_solve_changes_nothing(tmp_path, client):
     name, parameters = "diffusion", {"cols": 4, "stones": 5}
     solve_to(tmp_path / "here.sqlite", name, **parameters)
     pids = list(client.run(os.getpid).values())
-    errors, finished = [], threading.Event()
-
-    def solve():
-        try:
-            cluster_solve(client, tmp_path / "there.sqlite", name, parameters,
-                          split_from=20_000, split_min=500)
-        except BaseException as exc:    # noqa: BLE001 - reported by the test
-            errors.append(exc)
-        finally:
-            finished.set()
-
-    thread = threading.Thread(target=solve)
-    thread.start()
+    thread, finished, errors, _ = solve_in_background(
+        client, tmp_path / "there.sqlite", name, parameters, split_from=20_000, split_min=500)
     deadline = time.monotonic() + 120    # a quarter of the tiers stored: the largest are ahead
     while not finished.is_set() and time.monotonic() < deadline and \
             _stored_tiers(tmp_path / "there.sqlite") < 10:

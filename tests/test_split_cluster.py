@@ -6,13 +6,13 @@ import json
 import os
 import signal
 import subprocess
-import threading
 import time
 
 import pytest
 
 import sowsolve
-from test_cluster import SOWSOLVE, cluster_solve, kill_driver_once_stored, same_records
+from test_cluster import (SOWSOLVE, cluster_solve, kill_driver_once_stored, same_records,
+                          solve_in_background)
 
 pytestmark = pytest.mark.slow
 
@@ -46,19 +46,8 @@ def test_split_tiers_on_a_cluster_give_the_in_process_table(tmp_path, client, pa
 def test_a_worker_killed_mid_tier_costs_the_rounds_since_its_part_saved(tmp_path, client):
     solve_here(tmp_path / "here.sqlite", 11)
     pids = list(client.run(os.getpid).values())
-    errors, finished, result = [], threading.Event(), {}
-
-    def solve():
-        try:
-            result["executor"] = split_solve(client, tmp_path / "there.sqlite", 11, None,
-                                             split_from=1000, save_every=0)
-        except BaseException as exc:    # noqa: BLE001 - reported by the test
-            errors.append(exc)
-        finally:
-            finished.set()
-
-    thread = threading.Thread(target=solve)
-    thread.start()
+    thread, finished, errors, result = solve_in_background(
+        client, tmp_path / "there.sqlite", "zigzag", {}, 11, split_from=1000, save_every=0)
     # a tier of 1,000,000 positions or more under way, both its parts past a save (whichever
     # part the killed worker runs, it has a state to go on from)
     deadline = time.monotonic() + 120
