@@ -33,7 +33,7 @@ from report import emit, machine
 from sowsolve.cext import uct
 from sowsolve.cext.engine import SCORE_SCALE
 from sowsolve.solver.games import make_game
-from sowsolve.tables.analysis import PROOF_SHARE, Analyser
+from sowsolve.tables.analysis import MCTS_FPU, PROOF_SHARE, Analyser
 
 
 def board_of(args) -> dict:
@@ -52,13 +52,15 @@ class Match:
 
     def __init__(self, game, seconds: float, threads: int, hash_bytes: int, seeds: int = 0,
                  search: str | None = None, weights: list[int] | None = None,
-                 exploration: float | None = None, proof_share: float = PROOF_SHARE):
+                 exploration: float | None = None, proof_share: float = PROOF_SHARE,
+                 mcts_options: dict | None = None):
         self.game = game
         self.seeds = seeds                   # margin games: the seeds in play
         self.seconds = seconds
         self.threads = threads
         self.analyser = Analyser(game, hash_bytes=hash_bytes, weights=weights,
-                                 proof_share=proof_share, search=search, exploration=exploration)
+                                 proof_share=proof_share, search=search, exploration=exploration,
+                                 **(mcts_options or {}))
         self.search = self.analyser.search
         self.exploration = self.analyser.mcts.exploration if self.analyser.mcts else None
         self.engine = self.analyser.engine
@@ -199,13 +201,21 @@ def main() -> None:
     parser.add_argument("--proof-share", type=float, default=PROOF_SHARE,
                         help="the engine: the share of each move's time the proof search takes "
                         "first, in games it can prove (0: none)")
+    parser.add_argument("--fpu", type=float, default=MCTS_FPU,
+                        help="the Monte Carlo search's first-play urgency (< 0: every move once first)")
+    parser.add_argument("--unordered", action="store_true",
+                        help="the Monte Carlo search tries untried moves in the moves' order, "
+                        "not the evaluation's best first")
+    parser.add_argument("--no-reuse", action="store_true",
+                        help="the Monte Carlo search starts every move's trees afresh")
     parser.add_argument("--out")
     args = parser.parse_args()
     game = make_game(args.game, **board_of(args))
     seeds = 2 * args.cols * args.stones if args.cols and args.stones else 0
     weights = [int(w) for w in args.weights.split(",")] if args.weights else None
     match = Match(game, args.time, args.threads, args.hash_mb << 20, seeds, args.search, weights,
-                  args.exploration, args.proof_share)
+                  args.exploration, args.proof_share,
+                  {"fpu": args.fpu, "ordered": not args.unordered, "reuse": not args.no_reuse})
     if weights and match.search == "mcts":
         parser.error("--weights are the alpha-beta search's; the Monte Carlo search has none "
                      "(add --search alphabeta)")
@@ -213,6 +223,8 @@ def main() -> None:
                 "weights": list(match.engine_weights), "time": args.time, "threads": args.threads,
                 "opening_plies": args.opening_plies, "max_plies": args.max_plies,
                 "hash_mb": args.hash_mb, "seed": args.seed, "proof_share": args.proof_share}
+    if match.search == "mcts":
+        settings.update(fpu=args.fpu, ordered=not args.unordered, reuse=not args.no_reuse)
     games, seconds_before = resume(args.progress, settings)
     started = time.time()
     load_before = os.getloadavg()[0]
@@ -243,6 +255,8 @@ def main() -> None:
         "weights": list(match.engine_weights) if match.search == "alphabeta" else None,
         "exploration": match.exploration,
         "proof_share": args.proof_share,
+        "mcts": ({k: settings[k] for k in ("fpu", "ordered", "reuse")}
+                 if match.search == "mcts" else None),
         "opponent": "plain UCT (UCB1 c=sqrt 2, uniformly random playouts, root-parallel)",
         "games": len(games),
         "wins": sum(r["result"] == "win" for r in games),

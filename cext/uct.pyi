@@ -10,8 +10,14 @@ class Searcher:
     exploration: float
     solver: bool
     informed: bool
+    reuse: bool
+    fpu: float
+    weights: tuple[int, ...] | None
+    kept: int
+    carried: int
     def __init__(self, capsule: Any, memory: int = ..., exploration: float = ...,
-                 solver: bool = ..., informed: bool = ...) -> None: ...
+                 solver: bool = ..., informed: bool = ..., reuse: bool = ...,
+                 weights: Any = ..., fpu: float = ...) -> None: ...
     @property
     def state_bytes(self) -> int: ...
     @property
@@ -20,6 +26,9 @@ class Searcher:
         """Whether the memory holds a tree for each of `threads` threads."""
     def clear(self) -> None:
         """Forget the last search's trees."""
+    def reroot(self, state: bytes) -> int:
+        """Keep each tree's subtree of `state` (within two plies of the last root) with
+        `reuse`, else forget the trees; the nodes kept."""
     def run(self, state: bytes, seconds: float = 0, playouts: int = 0, threads: int = 1,
             seed: int = 0, lead: int = 0, leftover: int = 0, last: int = 0) -> int:
         """Search `state` (releases the GIL); the playouts run."""

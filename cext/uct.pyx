@@ -24,10 +24,10 @@ from cython.parallel cimport prange
 from libc.math cimport log, sqrt
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-from kernel_api cimport (PLAY_MAX_MOVES, PLAY_STATE_MAX, PlayKernel, SOWSOLVE_PLAY_CAPSULE,
+from kernel_api cimport (PLAY_FEATURES, PLAY_MAX_MOVES, PLAY_STATE_MAX, PlayKernel, SOWSOLVE_PLAY_CAPSULE,
                         count_load, flag_load, flag_store)
 
 cdef enum:
@@ -49,6 +49,7 @@ cdef struct Node:
     int16_t gain         # what that move banked (margin games)
     int16_t final
     int8_t proven        # solver: +1 a win for the side that moved into this node, -1 a loss
+    float prior          # the evaluation of this node for the side that moved into it (units)
     uint32_t visits
     double reward        # summed for the side that moved into this node
 
@@ -72,6 +73,9 @@ cdef struct Tree:
     int32_t leftover     # ... the seeds on the board at the root
     int32_t last         # ... who captured last: +1 the root's side to move, -1 the other, 0 none
     const int *stop      # set (by another thread) to stop the search
+    int ordered          # children get `prior` (the evaluation) and are first tried best first
+    double fpu           # first-play urgency: an untried move's score (< 0: every move tried once first)
+    int32_t weights[PLAY_FEATURES]
 
 
 cdef inline double now() noexcept nogil:
@@ -99,6 +103,9 @@ cdef inline int expand(Tree *t, int32_t at) noexcept nogil:
     cdef const PlayKernel *k = t.k
     cdef int sb = k.state_bytes, n, i, final = 0
     cdef Node *node
+    cdef int32_t f[PLAY_FEATURES]
+    cdef int64_t score
+    cdef int j
     if t.used + k.max_moves > t.capacity:
         return 0
     n = k.moves(k.ctx, &t.states[<int64_t>at * sb], &t.states[t.used * sb], t.codes, t.gains, &final)
@@ -114,6 +121,14 @@ cdef inline int expand(Tree *t, int32_t at) noexcept nogil:
         t.nodes[t.used + i].proven = 0
         t.nodes[t.used + i].visits = 0
         t.nodes[t.used + i].reward = 0
+        t.nodes[t.used + i].prior = 0
+        if t.ordered:
+            # the features are the child's side to move's: its mover's are their opposite
+            k.features_of(k.ctx, &t.states[(t.used + i) * sb], f)
+            score = 0
+            for j in range(k.features):
+                score += <int64_t>t.weights[j] * f[j]
+            t.nodes[t.used + i].prior = <float>(-score / 100.0)
     t.used += n
     return 1
 
@@ -185,7 +200,8 @@ cdef void iterate(Tree *t, double c) noexcept nogil:
     cdef int32_t at = 0, best, i, depth = 0, d
     cdef Node *node
     cdef Node *child
-    cdef double score, best_score, log_n, r
+    cdef double score, best_score, log_n, r, untried_prior
+    cdef int32_t untried
     cdef int64_t margin = t.lead, leftover = t.leftover
     cdef int sb = t.k.state_bytes, last = t.last, gain
     t.path[0] = 0
@@ -204,16 +220,21 @@ cdef void iterate(Tree *t, double c) noexcept nogil:
             break                                  # the game is over here
         log_n = log(<double>node.visits + 1.0)
         best, best_score = -1, -1.0
+        untried, untried_prior = -1, 0.0
         for i in range(node.count):
             child = &t.nodes[node.first + i]
             if child.proven:
                 continue                           # (a proven win would have proven `node`)
             if child.visits == 0:
-                score = 1e300 - i                  # every move tried once, in order
-            else:
-                score = child.reward / child.visits + c * sqrt(log_n / child.visits)
+                # untried: in order, or the evaluation's best first
+                if untried < 0 or (t.ordered and child.prior > untried_prior):
+                    untried, untried_prior = node.first + i, child.prior
+                continue
+            score = child.reward / child.visits + c * sqrt(log_n / child.visits)
             if score > best_score:
                 best_score, best = score, node.first + i
+        if untried >= 0 and (t.fpu < 0 or best < 0 or best_score < t.fpu):
+            best = untried                         # every move tried once first, or urgent
         if best < 0:
             break                                  # every move proven: `node` is proven
         gain = t.nodes[best].gain if t.k.margin else 0
@@ -284,6 +305,88 @@ cdef inline int prove_parent(Tree *t, int32_t parent, int32_t child) noexcept no
     return 0
 
 
+cdef int32_t find_descendant(const Tree *t, const uint8_t *state, int depth) noexcept nogil:
+    """The node within `depth` (at most 2) plies of the root whose state is `state`, or -1:
+    where the position now analysed sits in the last search's tree.  The root itself first;
+    of the nodes below that hold it (moves played in another order reach one position twice)
+    the most visited."""
+    cdef int sb = t.k.state_bytes, i, j
+    cdef int32_t found = -1, at
+    cdef const Node *node
+    cdef const Node *child
+    if t.used < 1:
+        return -1
+    if memcmp(&t.states[0], state, sb) == 0:
+        return 0
+    node = &t.nodes[0]
+    if node.first < 0 or depth < 1:
+        return -1
+    for i in range(node.count):
+        at = node.first + i
+        if memcmp(&t.states[<int64_t>at * sb], state, sb) == 0:
+            if found < 0 or t.nodes[at].visits > t.nodes[found].visits:
+                found = at
+        child = &t.nodes[at]
+        if depth < 2 or child.first < 0:
+            continue
+        for j in range(child.count):
+            if memcmp(&t.states[<int64_t>(child.first + j) * sb], state, sb) == 0:
+                if found < 0 or t.nodes[child.first + j].visits > t.nodes[found].visits:
+                    found = child.first + j
+    return found
+
+
+cdef int64_t keep_subtree(Tree *t, int32_t at) noexcept nogil:
+    """Make node `at` the tree's root, keeping what was learnt below it and dropping the rest:
+    its subtree copied breadth first to the front of the arrays (each node's children stay
+    side by side).  Returns the nodes kept, or -1 when there was no memory to copy them (the
+    tree is then left as it was)."""
+    cdef int sb = t.k.state_bytes
+    cdef int64_t span = t.used - at, queued = 1, q, kept, next_first
+    cdef int32_t *origin
+    cdef Node *nodes
+    cdef uint8_t *states
+    cdef const Node *old
+    cdef int i
+    if at == 0:
+        return t.used
+    # descendants are made after their ancestors: the subtree lies within [at, used)
+    origin = <int32_t *>malloc(span * sizeof(int32_t))
+    if origin == NULL:
+        return -1
+    origin[0] = at
+    q = 0
+    while q < queued:
+        old = &t.nodes[origin[q]]
+        if old.first >= 0:
+            for i in range(old.count):
+                origin[queued] = old.first + i
+                queued += 1
+        q += 1
+    kept = queued
+    nodes = <Node *>malloc(kept * sizeof(Node))
+    states = <uint8_t *>malloc(kept * sb)
+    if nodes == NULL or states == NULL:
+        free(origin)
+        free(nodes)
+        free(states)
+        return -1
+    next_first = 1
+    for q in range(kept):
+        nodes[q] = t.nodes[origin[q]]
+        memcpy(&states[q * sb], &t.states[<int64_t>origin[q] * sb], sb)
+        if nodes[q].first >= 0:
+            nodes[q].first = <int32_t>next_first
+            next_first += nodes[q].count
+    memcpy(t.nodes, nodes, kept * sizeof(Node))
+    memcpy(t.states, states, kept * sb)
+    t.used = kept
+    free(origin)
+    free(nodes)
+    free(states)
+    return kept
+
+
 def _kernel(capsule):
     if not PyCapsule_IsValid(capsule, SOWSOLVE_PLAY_CAPSULE):
         raise TypeError("not a play kernel capsule (sowsolve.PlayKernel)")
@@ -294,8 +397,18 @@ cdef class Searcher:
     """The trees of one search kept after it ends, so they can be read: the analysis engine's
     Monte Carlo search (MCTS-Solver with informed playouts, in the games that declare it) runs
     in the background with `run` while another thread reads `status` and may `stop` it, then
-    reads `report` and `principal_variation`.  `choose` is one search and its report."""
+    reads `report` and `principal_variation`.  `choose` is one search and its report.
+
+    With `reuse`, what the trees learnt is kept for the next position: `reroot` makes the
+    position now searched the root of each tree where it lies within two plies of the last
+    root (the move played and the reply), its subtree kept and the rest dropped, and `run`
+    grows the trees on from there (a game's searches build on one another, as engines'
+    trees do); elsewhere the trees start afresh.  The plain player never reuses."""
     cdef object capsule
+    cdef bytes rooted
+    cdef readonly bint reuse
+    cdef readonly int64_t kept
+    cdef readonly int64_t carried
     cdef const PlayKernel *k
     cdef Tree *trees
     cdef int ntrees
@@ -306,10 +419,13 @@ cdef class Searcher:
     cdef readonly double exploration
     cdef readonly bint solver
     cdef readonly bint informed
+    cdef readonly double fpu
+    cdef readonly object weights
     cdef int running
 
     def __cinit__(self, capsule, int64_t memory=1 << 28, double exploration=EXPLORATION,
-                  bint solver=False, bint informed=False):
+                  bint solver=False, bint informed=False, bint reuse=False, weights=None,
+                  double fpu=-1):
         _kernel(capsule)
         self.capsule = capsule
         self.k = <PlayKernel *>PyCapsule_GetPointer(capsule, SOWSOLVE_PLAY_CAPSULE)
@@ -319,6 +435,19 @@ cdef class Searcher:
         self.exploration = exploration
         self.solver = solver
         self.informed = informed and not self.k.margin
+        if weights is not None:
+            weights = tuple(int(w) for w in weights)
+            if len(weights) != self.k.features or any(abs(w) > 1 << 20 for w in weights):
+                raise ValueError(f"give {self.k.features} weights of at most 2^20 each, not {weights!r:.60}")
+        self.weights = weights
+        if not fpu == fpu:
+            raise ValueError("the first-play urgency is a number")
+        self.fpu = fpu
+        # a margin game's rewards count the root's lead: kept only in win/loss games
+        self.reuse = reuse and not self.k.margin
+        self.rooted = None
+        self.kept = 0
+        self.carried = 0
         self.trees = NULL
         self.ntrees = 0
         self.running = 0
@@ -341,6 +470,7 @@ cdef class Searcher:
         free(self.trees)
         self.trees = NULL
         self.ntrees = 0
+        self.rooted = None
 
     @property
     def state_bytes(self):
@@ -355,6 +485,40 @@ cdef class Searcher:
         if self.running:
             raise RuntimeError("the search is running")
         self._free()
+
+    def reroot(self, bytes state):
+        """Before a search of `state`: with `reuse`, keep of each tree the subtree of `state`
+        where it lies within two plies of the last root, and forget the rest (a tree where it
+        does not lies starts afresh in `run`); without, forget the trees (as `clear`).  The
+        report then reads `state`'s kept moves, never the last position's.  Returns the
+        nodes kept over all trees (`kept`; `carried`: the playouts through them)."""
+        cdef int th
+        cdef int32_t at
+        cdef int64_t kept, total = 0
+        if self.running:
+            raise RuntimeError("the search is running")
+        if len(state) != self.k.state_bytes:
+            raise ValueError(f"a state of this game has {self.k.state_bytes} bytes, not {len(state)}")
+        self.kept = self.carried = 0
+        if not self.reuse or self.trees == NULL:
+            self._free()
+            return 0
+        cdef const uint8_t *wanted = <const uint8_t *>state
+        for th in range(self.ntrees):
+            at = find_descendant(&self.trees[th], wanted, 2)
+            kept = -1
+            # a node's visits are 32 bits: a root near the bound is not grown on
+            if at >= 0 and self.trees[th].nodes[at].visits < <uint32_t>2147483648u:
+                kept = keep_subtree(&self.trees[th], at)
+            if kept < 0:
+                self._free()             # one tree lost: all start afresh (trees stay alike)
+                return 0
+            total += kept
+        self.rooted = state
+        self.kept = total
+        for th in range(self.ntrees):
+            self.carried += self.trees[th].nodes[0].visits
+        return total
 
     def run(self, bytes state, double seconds=0, int64_t playouts=0, int threads=1,
             uint64_t seed=0, int64_t lead=0, int64_t leftover=0, int last=0):
@@ -378,7 +542,12 @@ cdef class Searcher:
             per_tree = MAX_TREE_NODES
         if self.running:
             raise RuntimeError("the search is running")
+        if (self.trees != NULL and self.rooted == state and self.ntrees == threads
+                and self.trees[0].capacity == per_tree):
+            self._grow_kept(state, seconds, playouts, threads, seed)
+            return self.playouts
         self._free()
+        self.kept = self.carried = 0
         self.trees = <Tree *>calloc(threads, sizeof(Tree))
         if self.trees == NULL:
             raise MemoryError()
@@ -401,6 +570,7 @@ cdef class Searcher:
                 raise MemoryError()
             trees[th].solver = self.solver
             trees[th].informed = self.informed
+            self._configure(&trees[th])
             trees[th].rng = mixed_seed(seed, th)
             trees[th].lead = <int32_t>lead
             trees[th].leftover = <int32_t>leftover
@@ -417,9 +587,39 @@ cdef class Searcher:
             expand(&trees[th], 0)
             if self.solver and not k.margin:
                 settle_by_gains(&trees[th], 0)
+        self.rooted = state
+        self._grow(seconds, playouts)
+        return self.playouts
+
+    cdef void _configure(self, Tree *t):
+        """The tree's move ordering and first-play urgency, as the searcher was made."""
+        cdef int j
+        t.ordered = self.weights is not None
+        t.fpu = self.fpu
+        for j in range(self.k.features if self.weights is not None else 0):
+            t.weights[j] = self.weights[j]
+
+    cdef int _grow_kept(self, bytes state, double seconds, int64_t playouts, int threads,
+                         uint64_t seed) except -1:
+        """`run` on trees `reroot` kept for `state`: fresh streams and counts, the root made
+        ready as a new one is (expanded, its moves that end the game settled)."""
+        cdef int th
+        cdef Tree *t
+        for th in range(threads):
+            t = &self.trees[th]
+            t.rng = mixed_seed(seed, th)
+            t.playouts = 0
+            if t.nodes[0].first < 0 and expand(t, 0) and self.solver and not self.k.margin:
+                settle_by_gains(t, 0)
+        return self._grow(seconds, playouts)
+
+    cdef int _grow(self, double seconds, int64_t playouts) except -1:
+        """Grow every tree (one thread each) for `seconds` or `playouts` in all."""
+        cdef Tree *trees = self.trees
+        cdef int threads = self.ntrees, th
         self.started = now()
         self.ended = 0
-        if trees[0].nodes[0].count == 0:
+        if trees[0].nodes[0].count == 0 and trees[0].nodes[0].first >= 0:
             self.ended = self.started
             return 0
         # a stop asked before this point is not this run's (the analysis asks again while
@@ -436,7 +636,7 @@ cdef class Searcher:
         finally:
             self.running = 0
         self.ended = now()
-        return self.playouts
+        return 0
 
     def stop(self):
         """Ask the search under way to stop (from another thread); a run that starts later
@@ -545,7 +745,7 @@ cdef void grow(Tree *t, int64_t playouts, double deadline, double c) noexcept no
     while True:
         if playouts > 0 and t.playouts >= playouts:
             return
-        if t.playouts >= MAX_TREE_PLAYOUTS:
+        if t.nodes[0].visits >= MAX_TREE_PLAYOUTS:
             return                                 # a node's visits would pass 2^32
         if t.nodes[0].proven:
             return                                 # the root is proven: nothing left to learn

@@ -50,6 +50,11 @@ PROOF_TABLE_FRACTION = 0.25
 SEARCHES = ("alphabeta", "mcts")
 #: the Monte Carlo search's estimates: the playouts' mean result for the side playing the move
 MCTS_UNIT = "expected result (-1 lost .. +1 won)"
+#: the Monte Carlo search's first-play urgency: an untried move is tried once every tried
+#: move's UCB1 score falls below it (rewards 0..1), the evaluation's best untried move first;
+#: instead of every move tried once before any twice, which where a position has ~150 moves
+#: leaves the tree one ply deep (docs/analysis.md, measured by bench/bench_match.py)
+MCTS_FPU = 1.0
 
 
 class Interrupted(KeyboardInterrupt):
@@ -79,7 +84,8 @@ class Analyser:
     def __init__(self, game: Game, tables: Sequence[Table] = (), hash_bytes: int = DEFAULT_HASH_BYTES,
                  leaf_bytes: int = DEFAULT_LEAF_BYTES, weights: Sequence[int] | None = None,
                  proof_share: float = PROOF_SHARE, search: str | None = None,
-                 exploration: float | None = None):
+                 exploration: float | None = None, reuse: bool = True,
+                 fpu: float = MCTS_FPU, ordered: bool = True):
         if not isinstance(game, Playable) or game.evaluation is None:
             raise BadParameters(f"{game.describe()} has no analysis engine")
         # the game declares its search (Evaluation.monte_carlo); a bench may ask for the other
@@ -118,7 +124,9 @@ class Analyser:
             self.mcts = _uct.Searcher(game.play_kernel(), hash_bytes,
                                       exploration=(exploration if exploration is not None else
                                                    self.evaluation.monte_carlo or _uct.EXPLORATION),
-                                      solver=True, informed=True)
+                                      solver=True, informed=True, reuse=reuse,
+                                      weights=self.evaluation.weights if ordered else None,
+                                      fpu=fpu)
         # the play kernel locates positions as the game's own tables index them (a keyed
         # endgame table, indexed by tiers, is not one of them)
         self.tables = [t for t in tables if t.game.name == game.name
@@ -174,7 +182,10 @@ class Analyser:
         with self._lock:                       # one search at a time on this table
             self.engine.clear()
             if self.mcts is not None:
-                self.mcts.clear()              # the live line never reads the last position's
+                # the trees keep what they learnt of this position where the last search
+                # reached it (a game's next move), else start afresh: the live line never
+                # reads the last position's moves
+                self.mcts.reroot(state)
             self._control = Control()
             self._proof = None
             done = threading.Event()
@@ -363,7 +374,8 @@ class Analyser:
             entry["_code"] = code
             moves.append(entry)
         search = {"method": "mcts", "depth": None, "playouts": playouts, "seconds": round(seconds, 3),
-                  "playouts_per_second": int(playouts / seconds) if seconds > 0 else None}
+                  "playouts_per_second": int(playouts / seconds) if seconds > 0 else None,
+                  "playouts_kept": self.mcts.carried}
         return moves, bool(report) and all(r[4] for r in report), search
 
     def _result(self, position, state: bytes, threads: int) -> dict:

@@ -99,6 +99,88 @@ def test_one_thread_and_a_playout_budget_repeat_exactly():
     assert both[1] >= 3000 and sum(m[1] for m in both[0]) == both[1]
 
 
+def test_a_kept_subtree_is_the_old_trees_below_the_position_played():
+    """Tree reuse: after a search, the position two plies down the best line (the engine's move
+    and the reply) becomes the root with what was learnt below it -- every playout through it
+    kept (its children's visits sum to its own less the one that made it), the line below it
+    the old line's tail -- and the search grows on from there."""
+    game = make_game("overflow", size="4x4")
+    position = game.initial()
+    state = game.play_state(position)
+    searcher = uct.Searcher(game.play_kernel(), 1 << 26, 0.7, True, True, reuse=True)
+    searcher.run(state, playouts=40000, threads=1, seed=3)
+    first = searcher.report()[0][0]
+    line = [first] + searcher.principal_variation(first, 12)
+    assert len(line) >= 4
+    for code in line[:2]:
+        position = game.play(position, game.play_move(position, code))
+    kept = searcher.reroot(game.play_state(position))
+    assert kept > 1 and searcher.kept == kept
+    report = searcher.report()
+    assert sum(r[2] for r in report) == searcher.carried - 1 > 0
+    assert searcher.principal_variation(line[2], 12)[:len(line) - 3] == line[3:]
+    ran = searcher.run(game.play_state(position), playouts=2000, threads=1, seed=3)
+    assert ran == 2000
+    assert sum(r[2] for r in searcher.report()) == searcher.carried - 1 + 2000
+
+
+def test_trees_start_afresh_beyond_two_plies_or_without_reuse():
+    game = make_game("overflow", size="4x4")
+    position = game.initial()
+    for reuse in (True, False):
+        searcher = uct.Searcher(game.play_kernel(), 1 << 24, 0.7, True, True, reuse=reuse)
+        searcher.run(game.play_state(position), playouts=3000, threads=1, seed=1)
+        later = position
+        for _ in range(3):                       # three plies: beyond what is kept
+            later = game.play(later, game.legal_moves(later)[0])
+        assert searcher.reroot(game.play_state(later)) == 0
+        assert searcher.report() == [] and searcher.carried == 0
+        # with the same position again: kept whole with reuse, forgotten without
+        searcher.run(game.play_state(position), playouts=3000, threads=1, seed=1)
+        assert (searcher.reroot(game.play_state(position)) > 0) == reuse
+        # two trees become one: the searcher starts afresh, and counts only this run's
+        assert searcher.run(game.play_state(position), playouts=1000, threads=2, seed=1) >= 1000
+        assert searcher.carried == 0
+    margin_game = make_game("zigzag", cols=4, stones=2)
+    assert not uct.Searcher(margin_game.play_kernel(), 1 << 24, reuse=True).reuse
+
+
+def test_ordered_search_tries_the_evaluations_best_moves_first():
+    """With the evaluation's weights, untried moves are tried best first: after as many
+    playouts as there are moves to spare, every move tried scores at least as well as every
+    move left untried, scored here by the alpha-beta engine's own evaluation of each child."""
+    game = make_game("overflow", size="5x5")
+    weights = game.evaluation.weights
+    engine = Engine(game.play_kernel(), list(weights), 1 << 20)
+    rng = random.Random(4)
+    for _ in range(5):
+        position = game.initial()
+        for _ in range(rng.randrange(0, 12)):
+            moves = game.legal_moves(position)
+            if not moves:
+                break
+            position = game.play(position, rng.choice(moves))
+        state = game.play_state(position)
+        children = engine.moves(state)
+        if len(children) < 8 or game.outcome(position) is not None:
+            continue
+        mover_score = {code: -engine.evaluate(child) for code, _, child in children}
+        searcher = uct.Searcher(game.play_kernel(), 1 << 24, 0.7, False, True, weights=weights)
+        searcher.run(state, playouts=5, threads=1, seed=2)
+        tried = [r[0] for r in searcher.report() if r[2] > 0]
+        untried = [code for code in mover_score if code not in tried]
+        assert len(tried) == 5 and untried
+        assert min(mover_score[c] for c in tried) >= max(mover_score[c] for c in untried)
+
+
+@pytest.mark.parametrize("kwargs", [dict(weights=(1,)), dict(weights=(1, 1 << 30)),
+                                    dict(fpu=float("nan"))])
+def test_bad_search_settings_are_refused(kwargs):
+    game = make_game("overflow", size="3x3")
+    with pytest.raises(ValueError):
+        uct.Searcher(game.play_kernel(), 1 << 20, **kwargs)
+
+
 def test_a_final_position_has_no_moves():
     game = make_game("overflow", size="3x3")
     rng = random.Random(2)
