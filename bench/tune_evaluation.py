@@ -67,9 +67,10 @@ def fit_weights(table, game, count: int, rng) -> dict:
     solution = np.linalg.lstsq(features, margin, rcond=None)[0]
     weights = [int(round(100 * w)) for w in solution]
 
-    def explained(ws) -> float:
+    def explained(ws) -> float | None:
         residue = margin - features @ (np.array(ws, dtype=float) / 100)
-        return round(1 - float((residue ** 2).sum()) / float(((margin - margin.mean()) ** 2).sum()), 3)
+        spread = float(((margin - margin.mean()) ** 2).sum())
+        return round(1 - float((residue ** 2).sum()) / spread, 3) if spread else None
 
     return {"weights": weights, "positions": len(margin), "r2": explained(weights),
             "r2_of_the_games_weights": explained(game.evaluation.weights)}
@@ -97,12 +98,14 @@ def main() -> None:
     board = {k: v for k, v in (("cols", args.cols), ("stones", args.stones), ("size", args.size))
              if v is not None}
     game = make_game(args.game, **board)
+    if args.fit and args.start:
+        parser.error("--fit starts from the fit: give --fit or --start, not both")
+    if args.fit and game.value_kind.name != "margin":
+        parser.error("--fit fits margins: a margin game's table")
     path = tables_of_board(game, args.tables)[0]
     with open_table(path) as table:
         cases = cases_of(table, game, args.positions, random.Random(args.seed))
         held_out = cases_of(table, game, args.holdout, random.Random(args.seed + 1000))
-        if args.fit and game.value_kind.name != "margin":
-            parser.error("--fit fits margins: a margin game's table")
         fit = fit_weights(table, game, args.fit_positions, random.Random(args.seed + 2000)) if args.fit else None
     analyser = Analyser(game, hash_bytes=1 << 24, search="alphabeta")
     first = (fit["weights"] if fit else [int(w) for w in args.start.split(",")] if args.start

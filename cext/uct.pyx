@@ -19,6 +19,8 @@ the board less what was captured since (random play in a game of captures often 
 ends: 39 of 100 playouts from the standard start of the margin game were still going after
 3,000 plies).
 """
+import operator
+
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport prange
 from libc.math cimport log, sqrt
@@ -29,6 +31,10 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from kernel_api cimport (PLAY_FEATURES, PLAY_MAX_MOVES, PLAY_STATE_MAX, PlayKernel, SOWSOLVE_PLAY_CAPSULE,
                         count_load, flag_load, flag_store)
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long x) nogil
+
 
 cdef enum:
     PLAYOUT_CAP = 1000
@@ -338,53 +344,70 @@ cdef int32_t find_descendant(const Tree *t, const uint8_t *state, int depth) noe
 
 cdef int64_t keep_subtree(Tree *t, int32_t at) noexcept nogil:
     """Make node `at` the tree's root, keeping what was learnt below it and dropping the rest:
-    its subtree copied breadth first to the front of the arrays (each node's children stay
-    side by side).  Returns the nodes kept, or -1 when there was no memory to copy them (the
-    tree is then left as it was)."""
+    its subtree moved to the front of the arrays in place, in the order it was made.  A node's
+    children are made together after it, so the subtree lies within [at, used), each block of
+    children stays side by side, and every node moves toward the front (a copy from the front
+    never overwrites a node not yet moved).  It takes a quarter of a byte a node besides (a
+    bitmap of the subtree and its running counts).  Returns the nodes kept, or -1 when even
+    that was not to be had (the tree is then left as it was)."""
     cdef int sb = t.k.state_bytes
-    cdef int64_t span = t.used - at, queued = 1, q, kept, next_first
-    cdef int32_t *origin
-    cdef Node *nodes
-    cdef uint8_t *states
-    cdef const Node *old
-    cdef int i
+    cdef int64_t span = t.used - at, words = (t.used - at + 63) // 64, i, j, rel, kept = 0
+    cdef uint64_t *member
+    cdef int64_t *before                 # members in the words before each word
+    cdef Node *node
+    cdef int32_t c
     if at == 0:
         return t.used
-    # descendants are made after their ancestors: the subtree lies within [at, used)
-    origin = <int32_t *>malloc(span * sizeof(int32_t))
-    if origin == NULL:
+    member = <uint64_t *>calloc(words, sizeof(uint64_t))
+    before = <int64_t *>malloc(words * sizeof(int64_t))
+    if member == NULL or before == NULL:
+        free(member)
+        free(before)
         return -1
-    origin[0] = at
-    q = 0
-    while q < queued:
-        old = &t.nodes[origin[q]]
-        if old.first >= 0:
-            for i in range(old.count):
-                origin[queued] = old.first + i
-                queued += 1
-        q += 1
-    kept = queued
-    nodes = <Node *>malloc(kept * sizeof(Node))
-    states = <uint8_t *>malloc(kept * sb)
-    if nodes == NULL or states == NULL:
-        free(origin)
-        free(nodes)
-        free(states)
-        return -1
-    next_first = 1
-    for q in range(kept):
-        nodes[q] = t.nodes[origin[q]]
-        memcpy(&states[q * sb], &t.states[<int64_t>origin[q] * sb], sb)
-        if nodes[q].first >= 0:
-            nodes[q].first = <int32_t>next_first
-            next_first += nodes[q].count
-    memcpy(t.nodes, nodes, kept * sizeof(Node))
-    memcpy(t.states, states, kept * sb)
+    member[0] = 1                        # `at` itself
+    for i in range(span):                # a member's children are members (they come later)
+        if not (member[i >> 6] >> (i & 63)) & 1:
+            continue
+        node = &t.nodes[at + i]
+        if node.first < 0:
+            continue
+        for c in range(node.count):
+            j = node.first + c - at
+            member[j >> 6] |= (<uint64_t>1) << (j & 63)
+    for i in range(words):
+        before[i] = kept
+        kept += __builtin_popcountll(member[i])
+    for i in range(span):
+        if not (member[i >> 6] >> (i & 63)) & 1:
+            continue
+        # where it goes: the members before it; its children's block likewise
+        rel = before[i >> 6] + __builtin_popcountll(member[i >> 6] & (((<uint64_t>1) << (i & 63)) - 1))
+        node = &t.nodes[at + i]
+        if node.first >= 0 and node.count == 0:
+            node.first = 0                  # the game is over here: expanded, no children
+        elif node.first >= 0:
+            j = node.first - at
+            node.first = <int32_t>(before[j >> 6] + __builtin_popcountll(
+                member[j >> 6] & (((<uint64_t>1) << (j & 63)) - 1)))
+        if rel != at + i:
+            t.nodes[rel] = node[0]
+            memcpy(&t.states[rel * sb], &t.states[(at + i) * sb], sb)
     t.used = kept
-    free(origin)
-    free(nodes)
-    free(states)
+    free(member)
+    free(before)
     return kept
+
+
+cdef void fresh_root(Tree *t, const uint8_t *state) noexcept nogil:
+    """Start the tree afresh at `state` (its root not yet expanded)."""
+    memcpy(t.states, state, t.k.state_bytes)
+    t.nodes[0].first = -1
+    t.nodes[0].count = 0
+    t.nodes[0].visits = 0
+    t.nodes[0].reward = 0
+    t.nodes[0].proven = 0
+    t.nodes[0].prior = 0
+    t.used = 1
 
 
 def _kernel(capsule):
@@ -429,6 +452,8 @@ cdef class Searcher:
         _kernel(capsule)
         self.capsule = capsule
         self.k = <PlayKernel *>PyCapsule_GetPointer(capsule, SOWSOLVE_PLAY_CAPSULE)
+        if not 0 <= self.k.features <= PLAY_FEATURES:
+            raise ValueError(f"the play kernel declares {self.k.features} features, more than {PLAY_FEATURES}")
         if not exploration >= 0:
             raise ValueError(f"the exploration constant must be at least 0, not {exploration}")
         self.memory = memory
@@ -436,12 +461,16 @@ cdef class Searcher:
         self.solver = solver
         self.informed = informed and not self.k.margin
         if weights is not None:
-            weights = tuple(int(w) for w in weights)
+            try:
+                weights = tuple(operator.index(w) for w in weights)
+            except TypeError:
+                raise ValueError(f"the weights must be integers, not {weights!r:.60}") from None
             if len(weights) != self.k.features or any(abs(w) > 1 << 20 for w in weights):
-                raise ValueError(f"give {self.k.features} weights of at most 2^20 each, not {weights!r:.60}")
+                raise ValueError(f"give {self.k.features} weights of at most 2^20 in absolute "
+                                 f"value, not {weights!r:.60}")
         self.weights = weights
         if not fpu == fpu:
-            raise ValueError("the first-play urgency is a number")
+            raise ValueError("the first-play urgency must be a number, not nan")
         self.fpu = fpu
         # a margin game's rewards count the root's lead: kept only in win/loss games
         self.reuse = reuse and not self.k.margin
@@ -488,10 +517,12 @@ cdef class Searcher:
 
     def reroot(self, bytes state):
         """Before a search of `state`: with `reuse`, keep of each tree the subtree of `state`
-        where it lies within two plies of the last root, and forget the rest (a tree where it
-        does not lies starts afresh in `run`); without, forget the trees (as `clear`).  The
-        report then reads `state`'s kept moves, never the last position's.  Returns the
-        nodes kept over all trees (`kept`; `carried`: the playouts through them)."""
+        where it lies within two plies of the last root, and forget the rest (a tree that does
+        not hold it starts afresh at it); without, forget the trees (as `clear`).  The report
+        then reads `state`'s kept moves (none yet: []), never the last position's, and the
+        status counts no playout until `run`, which grows the kept trees when given `state`
+        next with as many threads.  Returns the nodes kept over all trees (`kept`; `carried`:
+        the playouts through them)."""
         cdef int th
         cdef int32_t at
         cdef int64_t kept, total = 0
@@ -500,6 +531,7 @@ cdef class Searcher:
         if len(state) != self.k.state_bytes:
             raise ValueError(f"a state of this game has {self.k.state_bytes} bytes, not {len(state)}")
         self.kept = self.carried = 0
+        self.rooted = None
         if not self.reuse or self.trees == NULL:
             self._free()
             return 0
@@ -511,13 +543,14 @@ cdef class Searcher:
             if at >= 0 and self.trees[th].nodes[at].visits < <uint32_t>2147483648u:
                 kept = keep_subtree(&self.trees[th], at)
             if kept < 0:
-                self._free()             # one tree lost: all start afresh (trees stay alike)
-                return 0
+                fresh_root(&self.trees[th], wanted)
+                kept = 0
+            self.trees[th].playouts = 0
             total += kept
+            self.carried += self.trees[th].nodes[0].visits
         self.rooted = state
         self.kept = total
-        for th in range(self.ntrees):
-            self.carried += self.trees[th].nodes[0].visits
+        self.started = self.ended = now()
         return total
 
     def run(self, bytes state, double seconds=0, int64_t playouts=0, int threads=1,
@@ -542,9 +575,13 @@ cdef class Searcher:
             per_tree = MAX_TREE_NODES
         if self.running:
             raise RuntimeError("the search is running")
-        if (self.trees != NULL and self.rooted == state and self.ntrees == threads
-                and self.trees[0].capacity == per_tree):
-            self._grow_kept(state, seconds, playouts, threads, seed)
+        # the trees `reroot` kept for this very state, else afresh: a run never builds on one
+        # it was not kept for (the plain player, a margin game: every run its own)
+        kept_for_this = (self.reuse and self.trees != NULL and self.rooted == state
+                         and self.ntrees == threads and self.trees[0].capacity == per_tree)
+        self.rooted = None
+        if kept_for_this:
+            self._grow_kept(seed, lead, leftover, last, seconds, playouts)
             return self.playouts
         self._free()
         self.kept = self.carried = 0
@@ -587,7 +624,6 @@ cdef class Searcher:
             expand(&trees[th], 0)
             if self.solver and not k.margin:
                 settle_by_gains(&trees[th], 0)
-        self.rooted = state
         self._grow(seconds, playouts)
         return self.playouts
 
@@ -599,16 +635,19 @@ cdef class Searcher:
         for j in range(self.k.features if self.weights is not None else 0):
             t.weights[j] = self.weights[j]
 
-    cdef int _grow_kept(self, bytes state, double seconds, int64_t playouts, int threads,
-                         uint64_t seed) except -1:
-        """`run` on trees `reroot` kept for `state`: fresh streams and counts, the root made
-        ready as a new one is (expanded, its moves that end the game settled)."""
+    cdef int _grow_kept(self, uint64_t seed, int64_t lead, int64_t leftover, int last,
+                        double seconds, int64_t playouts) except -1:
+        """`run` on trees `reroot` kept: fresh streams and counts, the root made ready as a new
+        one is (expanded, its moves that end the game settled)."""
         cdef int th
         cdef Tree *t
-        for th in range(threads):
+        for th in range(self.ntrees):
             t = &self.trees[th]
             t.rng = mixed_seed(seed, th)
             t.playouts = 0
+            t.lead = <int32_t>lead
+            t.leftover = <int32_t>leftover
+            t.last = last
             if t.nodes[0].first < 0 and expand(t, 0) and self.solver and not self.k.margin:
                 settle_by_gains(t, 0)
         return self._grow(seconds, playouts)

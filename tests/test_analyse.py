@@ -645,3 +645,21 @@ def test_zigzags_weights_are_the_recorded_fit():
     assert (f"{ours} of {run['held_out_positions']} held-out positions kept against {theirs}"
             in text), "docs/analysis.md quotes the fit's held-out figures"
     assert f"R² {run['fit']['r2']:.2f}" in text
+
+
+def test_the_monte_carlo_search_keeps_its_tree_along_a_game():
+    """`play` and `serve` keep one Analyser: the position after the move it chose and the
+    line's reply is searched on from the last tree (its playouts through that position
+    carried over), and a position elsewhere starts afresh."""
+    game = make_game("overflow", size="5x5")
+    analyser = Analyser(game, hash_bytes=1 << 24, proof_share=0)
+    first = analyser.analyse(game.initial(), nodes=6000, threads=1)
+    assert first["search"]["playouts_kept"] == 0
+    position = game.initial()
+    for text in first["line"][:2]:
+        position = game.play(position, next(m for m in game.legal_moves(position)
+                                             if game.format_move(m) == text))
+    again = analyser.analyse(position, nodes=3000, threads=1)
+    assert again["search"]["playouts_kept"] > 0 and again["search"]["playouts"] == 3000
+    elsewhere = analyser.analyse(game.initial(), nodes=1000, threads=1)
+    assert elsewhere["search"]["playouts_kept"] == 0

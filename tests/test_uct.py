@@ -138,11 +138,71 @@ def test_trees_start_afresh_beyond_two_plies_or_without_reuse():
         # with the same position again: kept whole with reuse, forgotten without
         searcher.run(game.play_state(position), playouts=3000, threads=1, seed=1)
         assert (searcher.reroot(game.play_state(position)) > 0) == reuse
-        # two trees become one: the searcher starts afresh, and counts only this run's
+        # one tree becomes two: the searcher starts afresh, and counts only this run's
         assert searcher.run(game.play_state(position), playouts=1000, threads=2, seed=1) >= 1000
         assert searcher.carried == 0
-    margin_game = make_game("zigzag", cols=4, stones=2)
-    assert not uct.Searcher(margin_game.play_kernel(), 1 << 24, reuse=True).reuse
+        # a run without a reroot before it starts afresh: the same budget, the same visits
+        searcher.run(game.play_state(position), playouts=1000, threads=1, seed=1)
+        first = searcher.report()
+        searcher.run(game.play_state(position), playouts=1000, threads=1, seed=1)
+        assert searcher.report() == first and sum(r[2] for r in first) == 1000
+
+
+def test_a_margin_games_searches_never_build_on_one_another():
+    """Zig Zag's rewards count the root's lead: a search with another lead is its own, however
+    it is asked (reroot or not), and answers as a fresh searcher does."""
+    game = make_game("zigzag", cols=4, stones=2)
+    state = game.play_state(game.initial())
+    searcher = uct.Searcher(game.play_kernel(), 1 << 24, reuse=True)
+    assert not searcher.reuse
+    searcher.run(state, playouts=600, threads=1, seed=5, lead=0, leftover=16)
+    assert searcher.reroot(state) == 0
+    searcher.run(state, playouts=600, threads=1, seed=5, lead=9, leftover=16)
+    fresh = uct.Searcher(game.play_kernel(), 1 << 24)
+    fresh.run(state, playouts=600, threads=1, seed=5, lead=9, leftover=16)
+    assert searcher.report() == fresh.report()
+
+
+def test_reuse_one_ply_down_and_on_two_trees():
+    """The move just played (one ply) is kept too, and each of two trees keeps what it holds:
+    a tree without the position starts afresh while the other keeps its subtree; the status
+    after a reroot counts no playout of the last search."""
+    game = make_game("overflow", size="4x4")
+    position = game.initial()
+    searcher = uct.Searcher(game.play_kernel(), 1 << 26, 0.7, True, True, reuse=True, fpu=1.0,
+                            weights=game.evaluation.weights)
+    searcher.run(game.play_state(position), playouts=20000, threads=2, seed=8)
+    best = searcher.report()[0][0]
+    child = game.play(position, game.play_move(position, best))
+    assert searcher.reroot(game.play_state(child)) > 2
+    playouts, seconds, *_ = searcher.status()
+    assert playouts == 0 and seconds == 0
+    report = searcher.report()
+    assert report and sum(r[2] for r in report) <= searcher.carried
+    # a move few playouts tried: in one tree, maybe not the other
+    rare = min(searcher.report(), key=lambda r: r[2])[0]
+    grandchild = game.play(child, game.play_move(child, rare))
+    searcher.run(game.play_state(child), playouts=4000, threads=2, seed=8)
+    searcher.reroot(game.play_state(grandchild))
+    ran = searcher.run(game.play_state(grandchild), playouts=2000, threads=2, seed=8)
+    assert ran >= 2000 and sum(r[2] for r in searcher.report()) >= ran - 2
+
+
+def test_urgency_follows_the_best_tried_moves():
+    """With first-play urgency, untried moves wait while a tried move scores above it (the
+    solver's proofs under it: test_the_solvers_proofs_are_the_tables_values)."""
+    game = make_game("overflow", size="5x5")
+    state = game.play_state(game.initial())
+    moves = len(Engine(game.play_kernel(), list(game.evaluation.weights), 1 << 20).moves(state))
+    urgent = uct.Searcher(game.play_kernel(), 1 << 24, 0.7, True, True, fpu=1.0,
+                          weights=game.evaluation.weights)
+    urgent.run(state, playouts=moves, threads=1, seed=3)
+    tried = [r for r in urgent.report() if r[2] > 0]
+    assert len(tried) < moves                     # some moves got a second playout first
+    every = uct.Searcher(game.play_kernel(), 1 << 24, 0.7, True, True, fpu=-1.0,
+                         weights=game.evaluation.weights)
+    every.run(state, playouts=moves, threads=1, seed=3)
+    assert all(r[2] == 1 for r in every.report())  # every move once before any twice
 
 
 def test_ordered_search_tries_the_evaluations_best_moves_first():
@@ -153,6 +213,7 @@ def test_ordered_search_tries_the_evaluations_best_moves_first():
     weights = game.evaluation.weights
     engine = Engine(game.play_kernel(), list(weights), 1 << 20)
     rng = random.Random(4)
+    checked = 0
     for _ in range(5):
         position = game.initial()
         for _ in range(rng.randrange(0, 12)):
@@ -171,9 +232,12 @@ def test_ordered_search_tries_the_evaluations_best_moves_first():
         untried = [code for code in mover_score if code not in tried]
         assert len(tried) == 5 and untried
         assert min(mover_score[c] for c in tried) >= max(mover_score[c] for c in untried)
+        checked += 1
+    assert checked >= 3
 
 
 @pytest.mark.parametrize("kwargs", [dict(weights=(1,)), dict(weights=(1, 1 << 30)),
+                                    dict(weights=(1.5, 2)), dict(weights="ab"),
                                     dict(fpu=float("nan"))])
 def test_bad_search_settings_are_refused(kwargs):
     game = make_game("overflow", size="3x3")
@@ -232,10 +296,12 @@ def test_a_moves_gain_is_the_end_it_makes_by_the_rules(name, board):
 
 
 @pytest.mark.slow
-def test_the_solvers_proofs_are_the_tables_values(tmp_path):
+@pytest.mark.parametrize("fpu,ordered", [(-1.0, False), (1.0, True), (0.0, True)])
+def test_the_solvers_proofs_are_the_tables_values(tmp_path, fpu, ordered):
     """With the solver on Overflow 3x3: every move it marks proven is what the solved table
     says (+1 the mover wins, -1 it loses), and where a move wins at once the move it plays
-    wins."""
+    wins -- trying every move once first, or with first-play urgency (at 0: an untried move
+    only once every tried one is proven) and the evaluation's order."""
     path = tmp_path / "overflow-3x3.sqlite"
     solve_to(path, "overflow", size="3x3")
     game = make_game("overflow", size="3x3")
@@ -244,8 +310,11 @@ def test_the_solvers_proofs_are_the_tables_values(tmp_path):
     with open_table(str(path)) as table:
         for position in positions_with_final_children(game, rng, 40):
             truth = {m["move"]: m["value"] for m in table.query(game.format_position(position))["moves"]}
-            ranked, _ = uct.choose(game.play_kernel(), game.play_state(position), playouts=3000,
-                                   threads=1, seed=2, solver=True, informed=True)
+            searcher = uct.Searcher(game.play_kernel(), 1 << 24, uct.EXPLORATION, True, True,
+                                    fpu=fpu, weights=game.evaluation.weights if ordered else None)
+            searcher.run(game.play_state(position), playouts=3000, threads=1, seed=2)
+            ranked = [(code, visits, mean, proven)
+                      for code, _, visits, mean, proven in searcher.report()]
             for code, _, _, proven in ranked:
                 text = game.format_move(game.play_move(position, code))
                 if proven:
@@ -280,19 +349,20 @@ def test_the_docs_match_figures_are_the_measured_ones():
 
 
 def test_the_docs_figures_of_the_match_under_way_are_the_recorded_ones():
-    """The 1 s match on 6x6 docs/analysis.md reports is its recorded summary, and that summary
-    is what its progress file holds."""
+    """Each 1 s match on 6x6 docs/analysis.md reports is its recorded summary, and that summary
+    is what its progress file (the summary's --progress) holds."""
     import json
     import pathlib
     import re
     root = pathlib.Path(__file__).resolve().parent.parent
     text = " ".join((root / "docs/analysis.md").read_text().split())
-    found = re.search(r"After \*\*(\d+) games: (\d+) won, (\d+) lost, (\d+)%\*\* \(`([\w.-]+)`", text)
-    assert found, "docs/analysis.md gives the match under way"
-    games, wins, losses, rate, name = found.groups()
-    result = json.loads((root / "bench/results" / name).read_text())
-    assert (result["games"], result["wins"], result["losses"]) == (int(games), int(wins), int(losses))
-    assert round(100 * result["score_rate"]) == int(rate) and result["time_per_move"] == 1.0
-    lines = (root / "bench/results/match-overflow-6x6-1s.jsonl").read_text().splitlines()
-    played = [json.loads(line) for line in lines[1:]][:int(games)]
-    assert sum(g["result"] == "win" for g in played) == int(wins) and len(played) == int(games)
+    found = re.findall(r"After \*\*(\d+) games: (\d+) won, (\d+) lost, (\d+)%\*\* \(`([\w.-]+)`", text)
+    assert len(found) >= 2, "docs/analysis.md gives the matches at 1 s a move"
+    for games, wins, losses, rate, name in found:
+        result = json.loads((root / "bench/results" / name).read_text())
+        assert (result["games"], result["wins"], result["losses"]) == (int(games), int(wins), int(losses))
+        assert round(100 * result["score_rate"]) == int(rate) and result["time_per_move"] == 1.0
+        progress = re.search(r"--progress (\S+)", result["command"])[1]
+        lines = (root / "bench" / progress).read_text().splitlines()
+        played = [json.loads(line) for line in lines[1:]][:int(games)]
+        assert sum(g["result"] == "win" for g in played) == int(wins) and len(played) == int(games)
