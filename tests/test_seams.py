@@ -226,3 +226,21 @@ def test_every_games_help_declaration_reaches_its_commands_help():
             for words in lines:
                 assert f"sowsolve {command} {words}" in \
                     [line.strip() for line in commands[command].help.splitlines()], words
+
+
+def test_the_project_names_no_directory_of_the_machine_it_was_measured_on():
+    """Bench results, docs and sources speak of the project only: no absolute path of a
+    machine (a scratch directory, a home) in a recorded command or a figure's note."""
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    machine_path = re.compile(r"(?<![\w.])/(?:tmp|root|home|work|Users|var/folders)/\w")
+    found = []
+    for folder, patterns in (("bench/results", ("*.json", "*.jsonl")), ("docs", ("*.md",)),
+                             (".", ("README.md",))):
+        for pattern in patterns:
+            for path in sorted((root / folder).glob(pattern)):
+                for number, line in enumerate(path.read_text().splitlines(), 1):
+                    if machine_path.search(line):
+                        found.append(f"{path.relative_to(root)}:{number}")
+    assert found == []
