@@ -50,3 +50,15 @@ def documentation() -> str:
     root = pathlib.Path(__file__).resolve().parent.parent
     pages = [root / "README.md"] + sorted((root / "docs").glob("*.md"))
     return "\n\n".join(page.read_text() for page in pages)
+
+
+def random_walk(game, rng, plies: int):
+    """The position after up to `plies` uniformly random legal moves from the start (fewer
+    where the game ends first)."""
+    position = game.initial()
+    for _ in range(plies):
+        moves = game.legal_moves(position)
+        if not moves:
+            break
+        position = game.play(position, rng.choice(moves))
+    return position

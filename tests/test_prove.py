@@ -10,7 +10,7 @@ import pytest
 import zstandard
 from typer.testing import CliRunner
 
-from conftest import solve_to, documentation
+from conftest import documentation, random_walk, solve_to
 from sowsolve.cli.app import app
 from sowsolve.solver import proof as proofs
 from sowsolve.solver.games import make_game
@@ -559,12 +559,7 @@ def test_a_board_and_its_transpose_are_one_game():
     wide, tall = make_game("overflow", size="3x4"), make_game("overflow", size="4x3")
     rng = random.Random(2)
     for _ in range(12):
-        position = wide.initial()
-        for _ in range(rng.randrange(0, 6)):
-            moves = wide.legal_moves(position)
-            if not moves:
-                break
-            position = wide.play(position, rng.choice(moves))
+        position = random_walk(wide, rng, rng.randrange(0, 6))
         heights = position.heights             # rank * 4 + file on 3x4 -> file * 3 + rank on 4x3
         turned = type(position)(tuple(heights[(cell % 3) * 4 + cell // 3] for cell in range(12)), position.side)
         assert len(tall.legal_moves(turned)) == len(wide.legal_moves(position))

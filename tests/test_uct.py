@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from conftest import end_gain, solve_to
+from conftest import end_gain, random_walk, solve_to
 from sowsolve.cext import uct
 from sowsolve.cext.engine import Engine
 from sowsolve.solver.games import make_game
@@ -215,12 +215,7 @@ def test_ordered_search_tries_the_evaluations_best_moves_first():
     rng = random.Random(4)
     checked = 0
     for _ in range(5):
-        position = game.initial()
-        for _ in range(rng.randrange(0, 12)):
-            moves = game.legal_moves(position)
-            if not moves:
-                break
-            position = game.play(position, rng.choice(moves))
+        position = random_walk(game, rng, rng.randrange(0, 12))
         state = game.play_state(position)
         children = engine.moves(state)
         if len(children) < 8 or game.outcome(position) is not None:
