@@ -6,15 +6,20 @@ grown on --threads cores.  Both players get the same time per move and the same 
 Openings vary: each game starts after --opening-plies uniformly random plies (seeded), and each
 opening is played twice, sowsolve taking each side once.  A win/loss game is won by whoever the
 rules say; Zig Zag's game is won by the margin at the end (what each side banked, plus the
-end's own count), a draw at margin 0.  A game longer than --max-plies is infinite play, ended as the rules end it: a draw in a
-win/loss game; in Zig Zag the last capturer takes the seeds left on the board.
+end's own count), a draw at margin 0.  A game longer than --max-plies, or (--repetition N) one
+whose position comes round the Nth time, is infinite play, ended as the rules end it: a draw in
+a win/loss game; in Zig Zag the last capturer takes the seeds left on the board.
 
     python bench/bench_match.py --game overflow --size 6x6 --games 200 --time 1 [--out F]
     python bench/bench_match.py --game zigzag --cols 6 --stones 5 --games 200 --time 1
 
-sowsolve plays through its analysis engine (`Analyser`, no tables) with the game's own search
-(--search: the other one).  It records every game (opening, sowsolve's side, result, margin,
-plies) and the totals: the score rate (a win 1, a draw 0.5), the engine's mean effort per move
+sowsolve plays through its analysis engine (`Analyser`) with the game's own search (--search:
+the other one), and no tables unless --tables names a directory: then that directory's tables
+of the board are the engine's leaves, and a game ends the moment one of them holds its
+position, decided by the table's exact value there (what each side gets with best play from
+both: tablebase adjudication; --play-out plays such games to the end instead).  It records
+every game (opening, sowsolve's side, result, margin, plies) and the totals: the score rate (a
+win 1, a draw 0.5), the engine's mean effort per move
 (depth, or playouts) and the UCT's mean playouts per move.  A long match is resumable:
 --progress FILE keeps each finished game (one JSON line each, after a line of the match's
 settings); run the same command again and it plays only the games the file lacks.
@@ -33,7 +38,10 @@ from report import emit, machine
 from sowsolve.cext import uct
 from sowsolve.cext.engine import SCORE_SCALE
 from sowsolve.solver.games import make_game
+from sowsolve.solver.values import Margin
 from sowsolve.tables.analysis import MCTS_FPU, PROOF_SHARE, Analyser
+from sowsolve.tables.directory import tables_of_board
+from sowsolve.tables.store import open_table
 
 
 def board_of(args) -> dict:
@@ -48,17 +56,22 @@ def board_of(args) -> dict:
 
 
 class Match:
-    """One board: the engine (an Analyser, no tables) and the UCT player, and the referee."""
+    """One board: the engine (an Analyser, with the board's `tables` at its leaves) and the UCT
+    player, and the referee (who ends a game where a table holds it, if `adjudicate`)."""
 
     def __init__(self, game, seconds: float, threads: int, hash_bytes: int, seeds: int = 0,
                  search: str | None = None, weights: list[int] | None = None,
                  exploration: float | None = None, proof_share: float = PROOF_SHARE,
-                 mcts_options: dict | None = None):
+                 mcts_options: dict | None = None, tables=(), adjudicate: bool = True,
+                 repetition: int = 0):
         self.game = game
         self.seeds = seeds                   # margin games: the seeds in play
         self.seconds = seconds
         self.threads = threads
-        self.analyser = Analyser(game, hash_bytes=hash_bytes, weights=weights,
+        self.tables = list(tables)
+        self.adjudicate = adjudicate and bool(self.tables)
+        self.repetition = repetition         # a position seen this often: infinite play (0: off)
+        self.analyser = Analyser(game, self.tables, hash_bytes=hash_bytes, weights=weights,
                                  proof_share=proof_share, search=search, exploration=exploration,
                                  **(mcts_options or {}))
         self.search = self.analyser.search
@@ -87,22 +100,45 @@ class Match:
                                       leftover=leftover, last=last)
         return ranked[0][0], playouts
 
-    def play(self, opening_seed: int, engine_side: int, max_plies: int, opening_plies: int) -> dict:
-        """One game from a seeded random opening; engine_side 0: the engine moves first."""
+    def table_value(self, position):
+        """The exact value of a position for the side to move from the first table holding it
+        (a Value or a Margin), else None."""
+        for table in self.tables:
+            value = table.get(position)
+            if value is not None:
+                return value
+        return None
+
+    def play(self, opening_seed: int, engine_side: int, max_plies: int, opening_plies: int,
+             start=None) -> dict:
+        """One game from a seeded random opening; engine_side 0: the engine moves first (from
+        the start, or from `start`, a position nobody has captured in)."""
         game = self.game
         rng = random.Random(opening_seed)
-        position = game.initial()
+        position = game.initial() if start is None else start
         banked = [0, 0]                      # by the first player, by the second
         last_capturer = None
         ply = 0
         depths, playouts = [], []
         opening = []
+        adjudicated = None
+        seen: dict[bytes, int] = {}
+        repeated = False
         while ply < max_plies:
+            mover = ply % 2
+            if self.adjudicate and ply >= opening_plies:
+                adjudicated = self.table_value(position)
+                if adjudicated is not None:
+                    break
             state = game.play_state(position)
+            if self.repetition:
+                seen[state] = seen.get(state, 0) + 1
+                if seen[state] >= self.repetition:
+                    repeated = True
+                    break
             moves = self.codes(position, state)
             if not moves:
                 break
-            mover = ply % 2
             if ply < opening_plies:
                 move = rng.choice(sorted(moves))
                 opening.append(move)
@@ -127,9 +163,11 @@ class Match:
             position = game.play(position, game.play_move(position, code))
             ply += 1
         state = game.play_state(position)
-        final = self.engine.final(state) if ply < max_plies else None
+        final = self.engine.final(state) if ply < max_plies and not repeated else None
         mover = ply % 2
-        if final is None and not self.margin_game:
+        if adjudicated is not None:
+            margin, winner = self.adjudication(adjudicated, banked, mover, engine_side)
+        elif final is None and not self.margin_game:
             margin, winner = None, None       # infinite play: a draw
         elif self.margin_game:
             totals = list(banked)
@@ -144,11 +182,35 @@ class Match:
             margin = None
             winner = None if final == 0 else (mover if final > 0 else 1 - mover)
         score = 0.5 if winner is None else (1.0 if winner == engine_side else 0.0)
-        return {"opening": opening, "engine_moves_first": engine_side == 0, "plies": ply,
-                "result": {1.0: "win", 0.5: "draw", 0.0: "loss"}[score], "score": score,
-                "margin": margin,
-                "sowsolve_mean_effort": round(sum(depths) / len(depths), 1) if depths else None,
-                "uct_mean_playouts": round(sum(playouts) / len(playouts)) if playouts else None}
+        record = {"opening": opening, "engine_moves_first": engine_side == 0, "plies": ply,
+                  "result": {1.0: "win", 0.5: "draw", 0.0: "loss"}[score], "score": score,
+                  "margin": margin}
+        if repeated:
+            record["repeated"] = True
+        if adjudicated is not None:
+            # the table's value for the side to move at the ply the game ended
+            record["adjudicated"] = ({"margin": adjudicated.margin} if isinstance(adjudicated, Margin)
+                                     else {"value": adjudicated.value})
+        return record | {
+            "sowsolve_mean_effort": round(sum(depths) / len(depths), 1) if depths else None,
+            "uct_mean_playouts": round(sum(playouts) / len(playouts)) if playouts else None}
+
+    def adjudication(self, value, banked: list[int], mover: int, engine_side: int):
+        """(margin, winner) of a game ended by a table's exact value for the side to move: in a
+        margin game, what each side banked so far plus what the mover secures from here."""
+        if isinstance(value, Margin):
+            totals = list(banked)
+            totals[mover] += value.margin
+            margin = totals[engine_side] - totals[1 - engine_side]
+            return margin, (None if margin == 0 else
+                            engine_side if margin > 0 else 1 - engine_side)
+        return None, {"win": mover, "loss": 1 - mover}.get(value.value)
+
+
+def table_note(table) -> dict:
+    """A table as a match records it: its file's name (not where it lies), its limit, when made."""
+    return {"file": os.path.basename(table.path), "max_stones": table.meta.get("max_stones"),
+            "finished_at": table.meta.get("finished_at")}
 
 
 def resume(path: str | None, settings: dict) -> tuple[list[dict], float]:
@@ -208,14 +270,31 @@ def main() -> None:
                         "not the evaluation's best first")
     parser.add_argument("--no-reuse", action="store_true",
                         help="the Monte Carlo search starts every move's trees afresh")
+    parser.add_argument("--tables", help="a directory whose tables of the board are the engine's "
+                        "leaves and end a game where they hold its position (adjudication)")
+    parser.add_argument("--play-out", action="store_true",
+                        help="with --tables: play every game to its end, no adjudication")
+    parser.add_argument("--repetition", type=int, default=0,
+                        help="a position (side to move, ko and last capturer included) seen the "
+                        "Nth time ends the game as infinite play (0: only --max-plies does)")
     parser.add_argument("--out")
     args = parser.parse_args()
     game = make_game(args.game, **board_of(args))
+    tables = []
+    if args.tables:
+        if not os.path.isdir(args.tables):
+            parser.error(f"--tables {args.tables[:60]} is not a directory")
+        tables = [open_table(path) for path in tables_of_board(game, args.tables)]
+        if not tables:
+            parser.error(f"{args.tables[:60]} holds no finished table of {game.describe()}")
+    elif args.play_out:
+        parser.error("--play-out goes with --tables (without tables every game is played out)")
     seeds = 2 * args.cols * args.stones if args.cols and args.stones else 0
     weights = [int(w) for w in args.weights.split(",")] if args.weights else None
     match = Match(game, args.time, args.threads, args.hash_mb << 20, seeds, args.search, weights,
                   args.exploration, args.proof_share,
-                  {"fpu": args.fpu, "ordered": not args.unordered, "reuse": not args.no_reuse})
+                  {"fpu": args.fpu, "ordered": not args.unordered, "reuse": not args.no_reuse},
+                  tables, not args.play_out, args.repetition)
     if weights and match.search == "mcts":
         parser.error("--weights are the alpha-beta search's; the Monte Carlo search has none "
                      "(add --search alphabeta)")
@@ -225,6 +304,12 @@ def main() -> None:
                 "hash_mb": args.hash_mb, "seed": args.seed, "proof_share": args.proof_share}
     if match.search == "mcts":
         settings.update(fpu=args.fpu, ordered=not args.unordered, reuse=not args.no_reuse)
+    if args.repetition < 0 or args.repetition == 1:
+        parser.error("--repetition is 0 (off) or at least 2")
+    if args.repetition:
+        settings.update(repetition=args.repetition)
+    if tables:
+        settings.update(tables=[table_note(t) for t in tables], adjudication=match.adjudicate)
     games, seconds_before = resume(args.progress, settings)
     started = time.time()
     load_before = os.getloadavg()[0]
@@ -257,6 +342,11 @@ def main() -> None:
         "proof_share": args.proof_share,
         "mcts": ({k: settings[k] for k in ("fpu", "ordered", "reuse")}
                  if match.search == "mcts" else None),
+        "tables": settings.get("tables"),
+        "adjudication": settings.get("adjudication"),
+        "adjudicated": sum("adjudicated" in r for r in games),
+        "repetition": args.repetition or None,
+        "repeated": sum(r.get("repeated", False) for r in games),
         "opponent": "plain UCT (UCB1 c=sqrt 2, uniformly random playouts, root-parallel)",
         "games": len(games),
         "wins": sum(r["result"] == "win" for r in games),
