@@ -17,7 +17,8 @@ sowsolve plays through its analysis engine (`Analyser`) with the game's own sear
 the other one), and no tables unless --tables names a directory: then that directory's tables
 of the board are the engine's leaves, and a game ends the moment one of them holds its
 position, decided by the table's exact value there (what each side gets with best play from
-both: tablebase adjudication; --play-out plays such games to the end instead).  It records
+both: tablebase adjudication; --play-out plays such games to the end instead).  Adjudication
+needs tables the engine reads whole at its leaves, and none holding the start.  It records
 every game (opening, sowsolve's side, result, margin, plies) and the totals: the score rate (a
 win 1, a draw 0.5), the engine's mean effort per move
 (depth, or playouts) and the UCT's mean playouts per move.  A long match is resumable:
@@ -94,7 +95,8 @@ class Match:
         search = result["search"]
         return move, search["playouts"] if search["method"] == "mcts" else search["depth"]
 
-    def uct_move(self, state, lead: int, leftover: int, last: int, seed: int) -> tuple[int, int]:
+    def uct_move(self, position, state, lead: int, leftover: int, last: int,
+                 seed: int) -> tuple[int, int]:
         ranked, playouts = uct.choose(self.capsule, state, seconds=self.seconds,
                                       threads=self.threads, seed=seed, lead=lead,
                                       leftover=leftover, last=last)
@@ -109,13 +111,11 @@ class Match:
                 return value
         return None
 
-    def play(self, opening_seed: int, engine_side: int, max_plies: int, opening_plies: int,
-             start=None) -> dict:
-        """One game from a seeded random opening; engine_side 0: the engine moves first (from
-        the start, or from `start`, a position nobody has captured in)."""
+    def play(self, opening_seed: int, engine_side: int, max_plies: int, opening_plies: int) -> dict:
+        """One game from a seeded random opening; engine_side 0: the engine moves first."""
         game = self.game
         rng = random.Random(opening_seed)
-        position = game.initial() if start is None else start
+        position = game.initial()
         banked = [0, 0]                      # by the first player, by the second
         last_capturer = None
         ply = 0
@@ -131,7 +131,7 @@ class Match:
                 if adjudicated is not None:
                     break
             state = game.play_state(position)
-            if self.repetition:
+            if self.repetition and ply >= opening_plies:
                 seen[state] = seen.get(state, 0) + 1
                 if seen[state] >= self.repetition:
                     repeated = True
@@ -152,7 +152,7 @@ class Match:
             else:
                 lead = banked[mover] - banked[1 - mover]
                 last = 0 if last_capturer is None else (1 if last_capturer == mover else -1)
-                code, n = self.uct_move(state, lead, self.seeds - sum(banked), last,
+                code, n = self.uct_move(position, state, lead, self.seeds - sum(banked), last,
                                         opening_seed * 1000 + ply)
                 move = game.format_move(game.play_move(position, code))
                 playouts.append(n)
@@ -279,6 +279,8 @@ def main() -> None:
                         "Nth time ends the game as infinite play (0: only --max-plies does)")
     parser.add_argument("--out")
     args = parser.parse_args()
+    if args.repetition < 0 or args.repetition == 1:
+        parser.error("--repetition is 0 (off) or at least 2")
     game = make_game(args.game, **board_of(args))
     tables = []
     if args.tables:
@@ -287,6 +289,9 @@ def main() -> None:
         tables = [open_table(path) for path in tables_of_board(game, args.tables)]
         if not tables:
             parser.error(f"{args.tables[:60]} holds no finished table of {game.describe()}")
+        if not args.play_out and any(t.get(game.initial()) is not None for t in tables):
+            parser.error(f"a table in {args.tables[:60]} holds the start: every game would be "
+                         f"adjudicated before a move (give endgame tables, or --play-out)")
     elif args.play_out:
         parser.error("--play-out goes with --tables (without tables every game is played out)")
     seeds = 2 * args.cols * args.stones if args.cols and args.stones else 0
@@ -295,6 +300,12 @@ def main() -> None:
                   args.exploration, args.proof_share,
                   {"fpu": args.fpu, "ordered": not args.unordered, "reuse": not args.no_reuse},
                   tables, not args.play_out, args.repetition)
+    leaves = match.analyser.leaves
+    if match.adjudicate and (len(match.analyser.tables) < len(tables) or leaves["tiers_left_out"]
+                             or not leaves["tiers"]):
+        parser.error("the engine does not read every tier of the tables at its leaves (its search "
+                     "reads none, or they do not fit its memory): adjudicating by them would "
+                     "judge its play by what it cannot see; add --play-out")
     if weights and match.search == "mcts":
         parser.error("--weights are the alpha-beta search's; the Monte Carlo search has none "
                      "(add --search alphabeta)")
@@ -304,12 +315,11 @@ def main() -> None:
                 "hash_mb": args.hash_mb, "seed": args.seed, "proof_share": args.proof_share}
     if match.search == "mcts":
         settings.update(fpu=args.fpu, ordered=not args.unordered, reuse=not args.no_reuse)
-    if args.repetition < 0 or args.repetition == 1:
-        parser.error("--repetition is 0 (off) or at least 2")
     if args.repetition:
         settings.update(repetition=args.repetition)
     if tables:
-        settings.update(tables=[table_note(t) for t in tables], adjudication=match.adjudicate)
+        settings.update(tables=[table_note(t) for t in tables], adjudication=match.adjudicate,
+                        leaf_tiers=leaves["tiers"], leaf_bytes=leaves["bytes"])
     games, seconds_before = resume(args.progress, settings)
     started = time.time()
     load_before = os.getloadavg()[0]

@@ -1,5 +1,5 @@
 """Types of the compiled Diffusion kernel (diffusion.pyx): move generation, ranking inside a
-tier (the stones on the board), un-moves and perft."""
+tier (the stones on the board), un-moves, perft and the proof search's packed positions."""
 from typing import Any, Final, Literal, Sequence
 
 import numpy as np
@@ -22,6 +22,11 @@ class DiffusionKernel:
         """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""
     def play_state(self, board: Sequence[int], side: int) -> bytes: ...
     def play_move(self, code: int) -> int: ...
+    def key(self, board: Sequence[int], side: int) -> int:
+        """The proof search's key of a position (side 0 = A to move): 3 bits a pit, the side
+        above them, the lesser packing of the position and its turn with the other side."""
+    def children_of_key(self, key: int) -> tuple[list[int], int | None]:
+        """([child keys], None), or ([], the final record) of a packed position."""
     @property
     def cols(self) -> int: ...
     @property

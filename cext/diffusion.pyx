@@ -26,10 +26,12 @@ from libc.string cimport memcpy
 cdef extern from *:
     int __builtin_ctz(unsigned x) nogil
 
+import operator
+
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport (GameKernel, PlayKernel, REC_LOSS, REC_MAKE, REC_WIN, SOWSOLVE_KERNEL_CAPSULE,
+from kernel_api cimport (PROOF_INF, GameKernel, PlayKernel, REC_LOSS, REC_MAKE, REC_WIN, SOWSOLVE_KERNEL_CAPSULE,
                          SOWSOLVE_PLAY_CAPSULE, SignalPoll, poll_signals, raise_pending)
 
 cnp.import_array()
@@ -434,6 +436,97 @@ cdef int play_locate(const void *ctx, const uint8_t *state, int *tier, uint64_t 
     return 1
 
 
+# --- the proof layer (the analysis engine's df-pn search, proofsearch.pyx) --------------------
+# A key packs a position for the proof search: 3 bits a pit in board order, the side to move
+# above them.  A position and its 180-degree turn with the other side to move have one value
+# (RULES.md, "Symmetry"), so the key is the lesser of the two packings.  At most 16 pits: 49
+# bits.
+cdef inline uint64_t pack_state(const DiffCtx *c, const uint8_t *state) noexcept nogil:
+    cdef int p, n = c.npits, side = state[c.npits]
+    cdef uint64_t forward = 0, turned = 0
+    for p in range(n):
+        forward |= (<uint64_t>state[p]) << (3 * p)
+        turned |= (<uint64_t>state[n - 1 - p]) << (3 * p)
+    forward |= (<uint64_t>side) << (3 * n)
+    turned |= (<uint64_t>(side ^ 1)) << (3 * n)
+    return forward if forward < turned else turned
+
+
+cdef inline int unpack_key(const DiffCtx *c, uint64_t key, uint8_t *state) noexcept nogil:
+    """The state of a key (0), or -1 where the key is no position of the board (a pit above 5
+    stones, bits above the side's, no stone at all)."""
+    cdef int p, n = c.npits, stones, total = 0
+    if key >> (3 * n + 1):
+        return -1
+    for p in range(n):
+        stones = (key >> (3 * p)) & 7
+        if stones > MAX_STONES:
+            return -1
+        state[p] = stones
+        total += stones
+    state[n] = (key >> (3 * n)) & 1
+    return 0 if total else -1        # the empty board is no position (and key 0 no key)
+
+
+cdef inline int hint_of(const DiffCtx *c, const uint8_t *state, uint32_t *phi,
+                        uint32_t *delta) noexcept nogil:
+    """The proof search's first guess of a position's numbers (1 and the numbers themselves
+    for a final one; else 0): the side to move wins when its own block empties, so proving
+    that it wins costs more the more stones its block holds, proving that it loses the more
+    the other block holds (each plus one, squared).  Measured against no guess (1, 1) on
+    positions of random play, 50,000 expansions each: 111 of 134 settled against 107 on 2x4
+    with 2 stones a pit, 20 of 296 against 13 on 2x6."""
+    cdef int side = state[c.npits], p, mine = 1, theirs = 1
+    if block_empty(c, state, side):
+        phi[0] = 0
+        delta[0] = PROOF_INF
+        return 1
+    if block_empty(c, state, side ^ 1):
+        phi[0] = PROOF_INF
+        delta[0] = 0
+        return 1
+    for p in range(c.npits):
+        if c.owner[p] == side:
+            mine += state[p]
+        else:
+            theirs += state[p]
+    phi[0] = mine * mine
+    delta[0] = theirs * theirs
+    return 0
+
+
+cdef int expand_key(const void *ctx, uint64_t key, uint64_t *child_key, uint32_t *child_hint,
+                    uint16_t *final_record) noexcept nogil:
+    cdef const DiffCtx *c = <const DiffCtx *>ctx
+    cdef uint8_t state[MAX_PITS + 1]
+    cdef uint8_t children[MAX_PITS * (MAX_PITS + 1)]
+    cdef int16_t codes[MAX_PITS]
+    cdef int16_t gains[MAX_PITS]
+    cdef int n, i, final = 0, width = c.npits + 1
+    if unpack_key(c, key, state) < 0:
+        return -1
+    n = play_moves(ctx, state, children, codes, gains, &final)
+    if n == 0:                 # a block is empty (a position that is not over has a move)
+        final_record[0] = REC_MAKE(REC_WIN if final > 0 else REC_LOSS, 0)
+        return 0
+    for i in range(n):
+        child_key[i] = pack_state(c, &children[i * width])
+        if child_hint != NULL:
+            hint_of(c, &children[i * width], &child_hint[2 * i], &child_hint[2 * i + 1])
+    return n
+
+
+cdef int proof_hint(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
+    """hint_of a packed position (1 for a final one; else 0)."""
+    cdef const DiffCtx *c = <const DiffCtx *>ctx
+    cdef uint8_t state[MAX_PITS + 1]
+    phi[0] = 1
+    delta[0] = 1
+    if unpack_key(c, key, state) < 0:
+        return 0
+    return hint_of(c, state, phi, delta)
+
+
 cdef class DiffusionKernel:
     """Kernel of one Diffusion board: owns the tables, hands out the GameKernel capsule."""
     cdef DiffCtx ctx
@@ -596,7 +689,9 @@ cdef class DiffusionKernel:
         self.kernel.ctx = &self.ctx
         self.kernel.max_children = self.npits
         self.kernel.expand = expand
-        self.kernel.expand_key = NULL
+        # every board packs (at most 16 pits): the analysis engine's proof search runs on it
+        self.kernel.expand_key = expand_key
+        self.kernel.proof_hint = proof_hint
         self.kernel.level = level
         self.kernel.level_count = MAX_STONES * sum(weights) + 1
         self.ctx.level_count = self.kernel.level_count
@@ -635,6 +730,33 @@ cdef class DiffusionKernel:
     def play_move(self, int code):
         """The pit of a move code."""
         return code
+
+    def key(self, board, int side):
+        """The proof search's key of a position (side 0 = A to move), checked."""
+        cdef uint8_t state[MAX_PITS + 1]
+        self._board_in(board, state)
+        if side not in (0, 1):
+            raise ValueError(f"side to move 0 or 1, not {side}")
+        if not any(state[p] for p in range(self.npits)):
+            raise ValueError("the empty board is no position")
+        state[self.npits] = side
+        return pack_state(&self.ctx, state)
+
+    def children_of_key(self, key):
+        """The proof search's view of a key: ([child keys], None), or ([], the final record);
+        ValueError for a key that is no packed position of the board."""
+        cdef uint64_t children[MAX_PITS]
+        cdef uint16_t record = 0
+        cdef int n = -1
+        key = operator.index(key)
+        if 0 <= key < 1 << 64:
+            n = expand_key(&self.ctx, key, children, NULL, &record)
+        if n < 0:
+            raise ValueError(f"{str(key)[:24]} is no packed position of this board")
+        if n == 0:
+            return [], int(record)
+        return [int(children[i]) for i in range(n)], None
+
 
     cdef void _board_in(self, board, uint8_t *out) except *:
         if len(board) != self.npits:

@@ -14,7 +14,7 @@ from ..tables import locate
 from ..tables.directory import tables_of_board
 from ..tables.store import open_table
 from . import render
-from .common import PROVERS, WHOLE, app, clear_errors, emit_json, parse_memory, stop_on_terminate
+from .common import ANALYSE_PROVERS, WHOLE, app, clear_errors, emit_json, parse_memory, stop_on_terminate
 from .gamehelp import documented
 
 
@@ -101,7 +101,7 @@ def analyse(
                                         "every table of that board in the tables directory."),
     memory: str = typer.Option("256M", "--hash", metavar="SIZE", help="Memory of the search's "
                                "transposition table or Monte Carlo trees (64M, 1G, ...); the "
-                               f"proof search ({PROVERS}) takes a quarter as much besides."),
+                               f"proof search ({ANALYSE_PROVERS}) takes a quarter as much besides."),
     leaf_memory: str = typer.Option("1G", "--leaf-memory", metavar="SIZE", help="At most this "
                                     "much of the tables is read into memory for the leaves "
                                     "(tiers with the fewest stones first)."),
@@ -112,8 +112,8 @@ def analyse(
     A table that holds the position answers it: every value exact, as `query` prints it.
     Elsewhere the engine searches it and labels each value: exact (win/loss in N, or a
     margin) where the search reached only the end of the game and table entries, else an
-    estimate.  [searches]  Where the proof search proves positions ([provers]), boards of at
-    most 31 cells first get it for half the budget.  What a proof settles is exact ("win
+    estimate.  [searches]  Where the proof search proves positions ([engine-provers], boards
+    of at most 31 cells), it first gets half the budget.  What a proof settles is exact ("win
     (proved)", no remoteness).
     Ctrl-C prints the best found so far (exit 130).
 

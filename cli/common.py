@@ -18,6 +18,7 @@ from tqdm import tqdm
 from typer._click import exceptions as click_exceptions
 from typer.core import TyperGroup
 
+from ..solver.contract import proves_first
 from ..solver.errors import BadMove, BadParameters, BadPosition
 from ..solver.games import GAMES
 from ..solver.search import DEFAULT_MAX_POSITIONS
@@ -210,6 +211,8 @@ def main_options(
 GAME_HELP = f"Game: {', '.join(GAMES)}."
 #: the games the proof search proves, in a phrase
 PROVERS = families(lambda entry: entry.solver.proves)
+#: the games whose analysis runs the proof search first, in a phrase
+ANALYSE_PROVERS = families(lambda entry: proves_first(entry.cls, by_default=True))
 
 
 def complete_game(incomplete: str) -> list[str]:

@@ -7,6 +7,7 @@ import inspect
 from typing import Callable, Iterator
 
 from ..solver import games
+from ..solver.contract import proves_first
 
 #: where a command's docstring takes the games' notes and its examples
 NOTES_MARK = "[game notes]"
@@ -85,6 +86,7 @@ def documented(command: str, *generic: str, notes_key: str | None = None):
             indent = text[text.rindex("\n", 0, at) + 1:at]
             text = text.replace(mark, ("\n" + indent).join(lines), 1)
         text = text.replace("[provers]", families(lambda entry: entry.solver.proves))
+        text = text.replace("[engine-provers]", families(lambda entry: proves_first(entry.cls, by_default=True)))
         text = text.replace("[searches]", searches())
         function.__doc__ = inspect.cleandoc(text)
         return function

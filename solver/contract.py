@@ -59,6 +59,9 @@ class Evaluation:
     #: Its estimates are the playouts' mean result, -1 (lost) to +1 (won), not `unit`s.  For
     #: win/loss games where the features measured weaker than playouts (docs/analysis.md).
     monte_carlo: float | None = None
+    #: where the game is Provable: the share of each search's budget the proof search takes
+    #: first (0: none); None: the engine's default (tables/analysis.py PROOF_SHARE)
+    proof_share: float | None = None
 
 
 class Game(ABC):
@@ -386,6 +389,33 @@ class Drawable(Capability):
         """The board of `position` as a solver.drawing.Picture: pits or cells on a grid with
         their counts, whose block or house each is, and where each legal move starts (and which
         way it heads); drawing.svg and drawing.text draw it for every game alike."""
+
+
+class Provable(Capability):
+    """Positions packed into 64-bit keys and expanded in the kernel (GameKernel.expand_key, and
+    optionally proof_hint): the df-pn proof search (cext/proofsearch.pyx) of a win/loss game
+    without draws, which the analysis engine runs first on a position."""
+    purpose = "packed positions for the proof search"
+
+    @abstractmethod
+    def proof_key(self, position) -> int:
+        """The proof search's key of a position: one key for the positions a symmetry of the
+        board maps onto each other (with their values)."""
+
+    @abstractmethod
+    def proof_capsule(self):
+        """The GameKernel capsule whose expand_key the proof search calls, or None where this
+        board's positions do not pack."""
+
+
+def proves_first(game: "Game | type", by_default: bool = False) -> bool:
+    """Whether the analysis engine can run the proof search first in a game (a Game or its
+    class): a win/loss game without draws whose kernel packs and expands positions for it;
+    `by_default`: and does unless asked not to (its evaluation gives the proof a share)."""
+    cls = game if isinstance(game, type) else type(game)
+    can = issubclass(cls, Provable) and cls.value_kind is WIN_LOSS and not cls.can_draw
+    share = cls.evaluation.proof_share if getattr(cls, "evaluation", None) else None
+    return can and not (by_default and share == 0)
 
 
 class Playable(Capability):

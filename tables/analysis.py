@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 
-from ..solver.contract import Game, Playable
+from ..solver.contract import Game, Playable, proves_first
 from ..solver.values import WIN_LOSS
 from ..solver.errors import BadParameters
 from ..solver.games import make_game
@@ -83,7 +83,7 @@ class Analyser:
 
     def __init__(self, game: Game, tables: Sequence[Table] = (), hash_bytes: int = DEFAULT_HASH_BYTES,
                  leaf_bytes: int = DEFAULT_LEAF_BYTES, weights: Sequence[int] | None = None,
-                 proof_share: float = PROOF_SHARE, search: str | None = None,
+                 proof_share: float | None = None, search: str | None = None,
                  exploration: float | None = None, reuse: bool = True,
                  fpu: float = MCTS_FPU, ordered: bool = True):
         if not isinstance(game, Playable) or game.evaluation is None:
@@ -97,18 +97,23 @@ class Analyser:
             raise BadParameters(f"the Monte Carlo search plays win/loss games, not {game.describe()}")
         self.search = search
         self.hash_bytes = hash_bytes
+        if proof_share is None:
+            proof_share = (PROOF_SHARE if game.evaluation is None or game.evaluation.proof_share is None
+                           else game.evaluation.proof_share)
         if not 0 <= proof_share < 1:
             raise BadParameters(f"the proof search's share of the budget must be from 0 to below 1, "
                                 f"not {str(proof_share)[:20]}")
-        # a df-pn proof search from the position comes first where the game's solver proves
-        # (a win/loss game whose positions pack into 64 bits), with one table kept from position
-        # to position, so what one search proved (a game's later positions) the next need not;
-        # an endgame table's game is its board's game under another solver: the proof search
-        # is the board's game's
-        self._proof_game = make_game(game.name, **game.parameters())
+        # a df-pn proof search from the position comes first in a win/loss game without draws
+        # whose kernel packs and expands its positions (Provable), with one
+        # table kept from position to position, so what one search proved (a game's later
+        # positions) the next need not; an endgame table's game is its board's game under
+        # another solver: the proof search is the board's game's (the game itself otherwise,
+        # so its kernel is built once)
+        plain = make_game(game.name, **game.parameters())
+        self._proof_game = game if type(game) is type(plain) else plain
         self.proof_share = proof_share
-        self.proves = (proof_share > 0 and bool(self._proof_game.solver.proves)
-                       and getattr(self._proof_game.kernel(), "keyable", False))
+        self.proves = (proof_share > 0 and proves_first(self._proof_game)
+                       and self._proof_game.proof_capsule() is not None)
         # checked before any of it is taken; the proof's table is taken besides the engine's
         check_hash(hash_bytes, int(hash_bytes * PROOF_TABLE_FRACTION) if self.proves else 0)
         self._proof_entries = max(1024, int(hash_bytes * PROOF_TABLE_FRACTION) // _proofsearch.ENTRY_BYTES)
@@ -248,9 +253,9 @@ class Analyser:
                      threads: int) -> tuple[float, int]:
         """The proof search from `position` for its share of the budget, or until it proves
         the position: (seconds, expansions) it took.  Ctrl-C ends it where it is."""
-        _, root = self._proof_game.key(position)
+        root = self._proof_game.proof_key(position)
         if self._prover is None:
-            self._prover = _proofsearch.Prover(self._proof_game.kernel().capsule(), root,
+            self._prover = _proofsearch.Prover(self._proof_game.proof_capsule(), root,
                                                self._proof_entries)
         else:
             self._prover.aim(root)
@@ -271,6 +276,10 @@ class Analyser:
                 prover.run(step, self._control.words, threads)
         except KeyboardInterrupt:       # asked to stop: the table stays valid
             pass
+        except RuntimeError as exc:
+            # the proof search gave up on this position (a line deeper than it follows, no
+            # memory for its stack): what it settled stays, and the engine gets the rest
+            self._proof["gave_up"] = str(exc)[:200]
         finally:
             self._proof.update(expansions=prover.nodes - first, value=prover.value(),
                                seconds=round(time.perf_counter() - started, 3), running=False)
@@ -320,7 +329,7 @@ class Analyser:
     def _proved_move(self, entry: dict, child) -> None:
         """Label a move the engine only estimated with what the proof search settled of the
         position it leads to (its table holds the children of a proved position)."""
-        phi, delta = self._prover.numbers(self._proof_game.key(child)[1])
+        phi, delta = self._prover.numbers(self._proof_game.proof_key(child))
         if phi != 0 and delta != 0:
             return
         win = delta == 0                 # the opponent, to move there, is lost
@@ -441,6 +450,8 @@ class Analyser:
             result["proved"] = True
         if self._proof is not None:
             result["search"]["proof"] = {k: self._proof[k] for k in ("expansions", "seconds", "value")}
+            if "gave_up" in self._proof:
+                result["search"]["proof"]["gave_up"] = self._proof["gave_up"]
         return result
 
 

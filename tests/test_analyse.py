@@ -121,7 +121,8 @@ def test_exact_labels_are_the_table_values(tables, name):
     rng = random.Random(11)
     with open_table(paths[name]) as table:
         game = table.game
-        a = Analyser(game, hash_bytes=1 << 22)
+        # the proof search first wherever the game offers it (Diffusion only when asked)
+        a = Analyser(game, hash_bytes=1 << 22, proof_share=0.5)
         exact_moves = proved_moves = 0
         for position in sampled_positions(table, 60, rng):
             if game.outcome(position) is not None or not game.legal_moves(position):
@@ -148,8 +149,9 @@ def test_exact_labels_are_the_table_values(tables, name):
                 elif game.value_kind.name == "winloss":
                     assert result["remoteness"] == truth["remoteness"]
         assert exact_moves >= 5          # the check above was exercised
-        # the proof search runs first exactly where the game's solver proves (Overflow)
-        assert (proved_moves > 0) == game.solver.proves
+        # the proof search runs first in Overflow and Diffusion (win/loss, no draws, positions
+        # packed and expanded in their kernels), not in Zig Zag (margins)
+        assert a.proves == (name != "zigzag") and (proved_moves > 0) == a.proves
 
 
 def test_a_proof_answers_with_winning_moves(tables):
@@ -663,3 +665,34 @@ def test_the_monte_carlo_search_keeps_its_tree_along_a_game():
     assert again["search"]["playouts_kept"] > 0 and again["search"]["playouts"] == 3000
     elsewhere = analyser.analyse(game.initial(), nodes=1000, threads=1)
     assert elsewhere["search"]["playouts_kept"] == 0
+
+
+def test_a_proof_search_that_gives_up_leaves_the_engine_the_rest(monkeypatch):
+    """A proof search that fails on a position (a line deeper than it follows, no memory for
+    its stack: a RuntimeError of the kernel) ends its share; the engine answers, saying so."""
+    from sowsolve.tables import analysis
+
+    class GivingUp:
+        nodes = 0
+
+        def __init__(self, *args):
+            pass
+
+        def value(self):
+            return None
+
+        def numbers(self, key):
+            return 1, 1              # nothing settled
+
+        def run(self, *args):
+            self.nodes += 100
+            raise RuntimeError("the proof search went deeper than 1024 plies")
+
+    monkeypatch.setattr(analysis._proofsearch, "Prover", GivingUp)
+    game = make_game("diffusion", cols=4, stones=2)
+    assert not Analyser(game, hash_bytes=1 << 22).proves        # Diffusion's default: no proof
+    result = Analyser(game, hash_bytes=1 << 22, proof_share=0.5).analyse(game.initial(), nodes=2000,
+                                                                         threads=1)
+    proof = result["search"]["proof"]
+    assert "deeper than 1024" in proof["gave_up"] and proof["value"] is None
+    assert result["best"] and result["search"]["nodes"] > 0

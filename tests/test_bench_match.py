@@ -18,8 +18,26 @@ import bench_match  # noqa: E402
 
 def lowest_code_players(match):
     """Both players play the move of the lowest kernel code: a deterministic game."""
-    match.uct_move = lambda state, *rest: (min(c for c, _, _ in match.engine.moves(state)), 0)
+    match.uct_move = lambda position, state, *rest: (min(c for c, _, _ in match.engine.moves(state)), 0)
     match.engine_move = lambda position, state, moves, *rest: (min(moves, key=lambda t: moves[t][0]), 0)
+
+
+def table_players(match, table):
+    """Both players play the table's first best move where it holds the position, else (or
+    where the rules have ended the game, no capture being possible any more, while moves are
+    left) the move of the lowest kernel code."""
+    def text(position, moves):
+        if table.get(position) is not None:
+            best = table.query(match.game.format_position(position))["best"]
+            if best:
+                return best[0]
+        return min(moves, key=lambda t: moves[t][0])
+    match.engine_move = lambda position, state, moves, *rest: (text(position, moves), 0)
+
+    def uct_move(position, state, *rest):
+        moves = match.codes(position, state)
+        return moves[text(position, moves)][0], 0
+    match.uct_move = uct_move
 
 
 def replay_opening(game, texts):
@@ -42,27 +60,42 @@ def zigzag_2x4_k2(tmp_path_factory):
     return game, str(path)
 
 
+@pytest.fixture(scope="module")
+def zigzag_2x4_k3_endgame(tmp_path_factory):
+    """The endgame table of 2x4 with 3 seeds a pit: every position of at most 9 seeds."""
+    import sowsolve
+    path = tmp_path_factory.mktemp("match") / "zz-2x4-k3-9.sqlite"
+    sowsolve.solve("zigzag", table=str(path), threads=2, allow_large=True, max_stones=9,
+                   cols=4, stones=3)
+    return str(path)
+
+
 @pytest.mark.parametrize("engine_side", [0, 1])
-def test_a_game_a_table_holds_ends_with_the_tables_margin(zigzag_2x4_k2, engine_side):
-    game, path = zigzag_2x4_k2
-    with open_table(path) as table:
-        match = bench_match.Match(game, 0.01, 1, 16 << 20, seeds=16, tables=[table])
-        checked = 0
-        for seed in range(8):
-            record = match.play(seed, engine_side, 100, opening_plies=3)
-            position, banked, _ = replay_opening(game, record["opening"])
-            if game.outcome(position) is not None or not game.legal_moves(position):
+def test_an_adjudicated_margin_is_the_margin_of_best_play_to_the_end(zigzag_2x4_k3_endgame,
+                                                                     engine_side):
+    """A game ended where the endgame table first holds its position (after captures, a last
+    capturer) has the margin the same game reaches when both sides play the table's best
+    moves from there to the end (a third repetition ending infinite play, as the rules end it)."""
+    from sowsolve.solver.games import make_game
+    game = make_game("zigzag", cols=4, stones=3)
+    adjudicated = 0
+    with open_table(zigzag_2x4_k3_endgame) as table:
+        judged = bench_match.Match(game, 0.01, 1, 16 << 20, seeds=24, tables=[table], repetition=3)
+        played = bench_match.Match(game, 0.01, 1, 16 << 20, seeds=24, tables=[table],
+                                   adjudicate=False, repetition=3)
+        for match in (judged, played):
+            table_players(match, table)
+        for seed in range(10):
+            a = judged.play(seed, engine_side, 400, opening_plies=2)
+            b = played.play(seed, engine_side, 400, opening_plies=2)
+            assert a["opening"] == b["opening"] and "adjudicated" not in b
+            if "adjudicated" not in a:
                 continue
-            value = table.probe(position)
-            mover = 3 % 2
-            totals = list(banked)
-            totals[mover] += value.margin
-            margin = totals[engine_side] - totals[1 - engine_side]
-            assert record["plies"] == 3 and record["adjudicated"] == {"margin": value.margin}
-            assert record["margin"] == margin
-            assert record["result"] == ("win" if margin > 0 else "loss" if margin < 0 else "draw")
-            checked += 1
-        assert checked >= 4
+            adjudicated += 1
+            position, banked, _ = replay_opening(game, a["opening"])
+            assert sum(position.board) > 9 and a["plies"] > 2    # captures came first
+            assert (a["margin"], a["result"]) == (b["margin"], b["result"]), (seed, a, b)
+    assert adjudicated >= 6
 
 
 def test_a_win_loss_game_a_table_holds_goes_to_the_side_it_wins_for(tmp_path):
@@ -85,14 +118,13 @@ def test_a_win_loss_game_a_table_holds_goes_to_the_side_it_wins_for(tmp_path):
         assert results == {"win", "loss"}
 
 
-def test_play_out_ignores_the_table(zigzag_2x4_k2):
-    game, path = zigzag_2x4_k2
-    with open_table(path) as table:
-        match = bench_match.Match(game, 0.01, 1, 16 << 20, seeds=16, tables=[table],
-                                  adjudicate=False)
-        lowest_code_players(match)
-        record = match.play(3, 0, 300, opening_plies=2)
-    assert "adjudicated" not in record and record["plies"] > 2
+def test_a_table_holding_the_start_is_refused_for_adjudication(zigzag_2x4_k2, tmp_path):
+    _, path = zigzag_2x4_k2
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_match.py"), "--game",
+                          "zigzag", "--cols", "4", "--stones", "2", "--games", "1", "--time", "0.01",
+                          "--tables", os.path.dirname(path)], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert run.returncode == 2 and "holds the start" in run.stderr
 
 
 @pytest.mark.parametrize("cols,stones", [(4, 2), (4, 3)])

@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...contract import Compiled, DenseIndex, Drawable, Evaluation, Game, KeyedIndex, Playable, Rates
+from ...contract import (Compiled, DenseIndex, Drawable, Evaluation, Game, KeyedIndex, Playable,
+                         Provable, Rates)
 from ...drawing import Picture, Spot
 from ....cext import overflow as _overflow
 from ...errors import BadMove, BadParameters, BadPosition, quote
@@ -33,7 +34,7 @@ class Position(NamedTuple):
     side: str            # 'L' or 'D'
 
 
-class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable):
+class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable, Provable):
     """Overflow on `rows` ranks of `cols` files, one disc per cell at the start."""
     pieces = "discs"
     sides = ("L", "D")
@@ -351,6 +352,14 @@ class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable):
             raise BadParameters(f"positions of {self.rows}x{self.cols} Overflow do not pack into "
                                 f"64 bits; sowsolve solves boards of at most {MAX_SOLVE_CELLS} cells")
         return sum(position.heights), kernel.key(position.heights, 0 if position.side == "L" else 1)
+
+    def proof_key(self, position: Position) -> int:
+        return self.key(position)[1]
+
+    def proof_capsule(self):
+        """The board's kernel (not an endgame table's view of it), where positions pack."""
+        kernel = self.board_kernel()
+        return kernel.capsule() if kernel.keyable else None
 
     def position_of_key(self, key: int) -> Position:
         heights, side = self.board_kernel().unpack(int(key))
