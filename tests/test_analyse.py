@@ -39,16 +39,6 @@ def tables(tmp_path_factory):
     return directory, paths
 
 
-def random_walk(game, rng, plies):
-    position = game.initial()
-    for _ in range(plies):
-        moves = game.legal_moves(position)
-        if not moves:
-            break
-        position = game.play(position, rng.choice(moves))
-    return position
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name,board", [
     ("diffusion", dict(cols=6, stones=4)), ("diffusion-v2", dict(cols=5, stones=3)),
