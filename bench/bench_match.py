@@ -28,11 +28,14 @@ settings); run the same command again and it plays only the games the file lacks
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
 import sys
 import time
+
+import numpy as np
 
 from report import emit, machine
 
@@ -208,9 +211,18 @@ class Match:
 
 
 def table_note(table) -> dict:
-    """A table as a match records it: its file's name (not where it lies), its limit, when made."""
+    """A table as a match records it: its file's name (not where it lies), its limit and the
+    SHA-256 of its records (and keys), tier by tier: the same table solved again on another
+    machine resumes the match, any other table does not."""
+    digest = hashlib.sha256()
+    keyed = table.meta.get("indexing") != "dense"
+    for tier in sorted(table.tiers):
+        digest.update(int(tier).to_bytes(4, "little"))
+        digest.update(np.ascontiguousarray(table.tier_records(tier), dtype="<u2").tobytes())
+        if keyed:
+            digest.update(np.ascontiguousarray(table.tier_keys(tier), dtype="<u8").tobytes())
     return {"file": os.path.basename(table.path), "max_stones": table.meta.get("max_stones"),
-            "finished_at": table.meta.get("finished_at")}
+            "records_sha256": digest.hexdigest()}
 
 
 def resume(path: str | None, settings: dict) -> tuple[list[dict], float]:

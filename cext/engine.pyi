@@ -33,6 +33,9 @@ class Engine:
         """[(code, gain, child state)] of a state; [] when the game is over there."""
     def final(self, state: bytes) -> int | None: ...
     def features_of(self, state: bytes) -> list[int]: ...
+    def horizon(self, state: bytes) -> tuple[str, int | list[int] | None] | None:
+        """What the game's look at a state on the horizon says: ("over", score), ("wins at
+        once", None) or ("goes on", features); None where the game has none."""
     def evaluate(self, state: bytes) -> int: ...
     def leaf(self, state: bytes) -> int | None:
         """The score the tables at the leaves give a state, None where they hold none."""

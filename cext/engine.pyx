@@ -27,10 +27,12 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 import numpy as np
 cimport numpy as cnp
 
-from kernel_api cimport (MARGIN_VALUE, PLAY_FEATURES, PLAY_MAX_MOVES, PLAY_STATE_MAX, PlayKernel,
+from kernel_api cimport (MARGIN_VALUE, PLAY_FEATURES, PLAY_MAX_MOVES, PLAY_STATE_MAX, PLAY_WINS_AT_ONCE,
+                         PlayKernel,
                          REC_DRAW, REC_LOSS, REC_OUTCOME, REC_REMOTENESS, REC_WIN,
-                         SOWSOLVE_PLAY_CAPSULE, count_add, count_load, flag_load, flag_store,
-                         key_mix, sorted_find, spin_lock, spin_unlock)
+                         SOWSOLVE_PLAY_CAPSULE, big_table_alloc, big_table_free, count_add,
+                         count_load, flag_load, flag_store, key_mix, prefetch_for_write,
+                         sorted_find, spin_lock, spin_unlock)
 
 cnp.import_array()
 
@@ -52,6 +54,7 @@ cdef enum:
     SELECTED = 3               # moves picked one by one (most cut-offs come there); the rest sorted
     REDUCE_FROM = 3            # late move reductions: quiet moves from the 4th on one ply shallower,
     REDUCE_MORE = 12           # ... from the 13th on two (at depth 5 and more)
+    PREFETCH_MOVES = 16        # a node of at most this many moves hashes its children at once
 
 MATE_SCORE = MATE
 MATE_LIMIT = MATE_BOUND
@@ -120,6 +123,7 @@ cdef struct Worker:
     int16_t *gains
     int32_t *order             # MAX_PLY x max_moves
     int64_t *keys              # MAX_PLY x max_moves: the moves after the first few, sorted once
+    uint64_t *hashes           # MAX_PLY x max_moves: state_hash of each child
     int16_t killers[MAX_PLY][2]
     int32_t history[PLAY_MAX_MOVES]
     const uint8_t *path[MAX_PLY]      # the states from the root to the node searched
@@ -218,6 +222,12 @@ cdef inline bint oracle(const Shared *s, const uint8_t *state, int32_t *score) n
 
 
 # --- the transposition table -----------------------------------------------------------------------
+cdef inline void tt_prefetch(const Shared *s, uint64_t h) noexcept nogil:
+    cdef const Entry *e = &s.tt[(h & <uint64_t>s.tt_mask) * 2]
+    prefetch_for_write(e)
+    prefetch_for_write(&e[1])
+
+
 cdef inline bint tt_probe(Shared *s, uint64_t h, const uint8_t *state, Entry *out) noexcept nogil:
     cdef Entry *e = &s.tt[(h & <uint64_t>s.tt_mask) * 2]
     cdef int j
@@ -263,9 +273,14 @@ cdef inline void tt_store(Shared *s, uint64_t h, const uint8_t *state, int32_t s
 # --- the search ---------------------------------------------------------------------------------------
 cdef inline int32_t evaluate(const Shared *s, const uint8_t *state) noexcept nogil:
     cdef int32_t f[PLAY_FEATURES]
+    s.k.features_of(s.k.ctx, state, f)
+    return weigh(s, f)
+
+
+cdef inline int32_t weigh(const Shared *s, const int32_t *f) noexcept nogil:
+    """The estimate of a state of features `f`: the weighted sum, clamped inside +-EST_MAX."""
     cdef int64_t total = 0
     cdef int i
-    s.k.features_of(s.k.ctx, state, f)
     for i in range(s.k.features):
         total += <int64_t>s.weights[i] * f[i]
     if total > EST_MAX:
@@ -291,9 +306,10 @@ cdef int by_key_descending(const void *a, const void *b) noexcept nogil:
     return (x < y) - (x > y)
 
 
-cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t alpha,
-                    int32_t beta, bint *proven) noexcept nogil:
-    """Fail-soft alpha-beta; *proven as the module says."""
+cdef int32_t search(Worker *w, const uint8_t *state, uint64_t h, int depth, int ply,
+                    int32_t alpha, int32_t beta, bint *proven) noexcept nogil:
+    """Fail-soft alpha-beta; *proven as the module says.  `h`: state_hash of the state (the
+    parent hashed its children at once, to ask for their table entries before they are read)."""
     cdef Shared *s = w.s
     cdef PlayKernel *k = s.k
     cdef int sb = k.state_bytes, mm = k.max_moves, margin = k.margin
@@ -302,19 +318,20 @@ cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t
     cdef int16_t *gains = &w.gains[ply * mm]
     cdef int32_t *order = &w.order[ply * mm]
     cdef int64_t *keys = &w.keys[ply * mm]
+    cdef uint64_t *hashes = &w.hashes[ply * mm]
     cdef int m
-    cdef int n, final = 0, i, j, pick, tt_move = -1, best_move = -1, bound, r
+    cdef int n, final = 0, i, j, pick, tt_move = -1, best_move = -1, bound, r, look
     cdef int32_t score, best, v, c, alpha0 = alpha
-    cdef uint64_t h
     cdef Entry e
-    cdef bint cp, all_proven = True, cut_proven = False, cut = False
+    cdef int32_t f[PLAY_FEATURES]
+    cdef bint cp, all_proven = True, cut_proven = False, cut = False, hashed
+    cdef uint64_t hc
     w.nodes += 1
     if (w.nodes & POLL) == 0:
         poll(w)
     if oracle(s, state, &score):
         proven[0] = True
         return score
-    h = state_hash(state, sb)
     if k.endless != NULL:
         # a position already on the path: play that goes round for ever from here scores as
         # the game's rule for it says (not proven: either side may leave the cycle)
@@ -324,10 +341,8 @@ cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t
             if w.path_hash[j] == h and memcmp(w.path[j], state, sb) == 0:
                 proven[0] = False
                 return final_score(k.endless(k.ctx, state), margin)
-    n = k.moves(k.ctx, state, children, codes, gains, &final)
-    if n == 0:
-        proven[0] = True
-        return final_score(final, margin)
+    # the table before the moves: a final state has no entry (nothing is stored for one), and
+    # a cut-off here costs no move generation
     if tt_probe(s, h, state, &e):
         tt_move = e.move
         if e.proven or e.depth >= depth:
@@ -335,6 +350,29 @@ cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t
                     or (e.bound == BOUND_UPPER and e.score <= alpha)):
                 proven[0] = e.proven
                 return e.score
+    if (depth <= 0 or ply >= MAX_PLY - 1) and k.horizon != NULL:
+        # the horizon: the game's own look at the state, without making its children
+        look = k.horizon(k.ctx, state, f, &final)
+        if look == 0:
+            proven[0] = True
+            return final_score(final, margin)
+        if look == PLAY_WINS_AT_ONCE and not margin:
+            proven[0] = True            # (not stored: the table would not know the move)
+            return MATE - 1
+        proven[0] = False
+        return weigh(s, f)
+    n = k.moves(k.ctx, state, children, codes, gains, &final)
+    if n == 0:
+        proven[0] = True
+        return final_score(final, margin)
+    # the children's entries are asked for now: by the time a child is searched its bucket is
+    # in the cache (a miss there was most of the time of a node).  Not at a node of many moves:
+    # most are never searched, and hashing them all cost more than the misses saved
+    hashed = n <= PREFETCH_MOVES
+    if hashed:
+        for i in range(n):
+            hashes[i] = state_hash(&children[i * sb], sb)
+            tt_prefetch(s, hashes[i])
     if not margin:
         # a move that wins at once (its gain, in a win/loss game) is the best there is, a win
         # in one ply: taken without a search, at the leaves too, where it is the one ply of
@@ -378,8 +416,9 @@ cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t
                         m += 1
                 qsort(keys, m, sizeof(int64_t), by_key_descending)
             pick = 0xFFFF - <int>(keys[i - SELECTED] & 0xFFFF)
+        hc = hashes[pick] if hashed else state_hash(&children[pick * sb], sb)
         if i == 0:
-            c = search(w, &children[pick * sb], depth - 1, ply + 1,
+            c = search(w, &children[pick * sb], hc, depth - 1, ply + 1,
                        from_parent(beta, gains[pick], margin), from_parent(alpha, gains[pick], margin), &cp)
         else:
             # the later moves rarely beat the first: a null window first (principal variation
@@ -388,14 +427,14 @@ cdef int32_t search(Worker *w, const uint8_t *state, int depth, int ply, int32_t
             r = 0
             if depth >= 3 and i >= REDUCE_FROM and gains[pick] == 0:
                 r = 1 if i < REDUCE_MORE or depth < 5 else 2
-            c = search(w, &children[pick * sb], depth - 1 - r, ply + 1,
+            c = search(w, &children[pick * sb], hc, depth - 1 - r, ply + 1,
                        from_parent(alpha + 1, gains[pick], margin), from_parent(alpha, gains[pick], margin), &cp)
             if r and not flag_load(&s.stop) and to_parent(c, gains[pick], margin) > alpha:
-                c = search(w, &children[pick * sb], depth - 1, ply + 1,
+                c = search(w, &children[pick * sb], hc, depth - 1, ply + 1,
                            from_parent(alpha + 1, gains[pick], margin), from_parent(alpha, gains[pick], margin), &cp)
             if (not flag_load(&s.stop) and alpha + 1 < beta
                     and alpha < to_parent(c, gains[pick], margin) < beta):
-                c = search(w, &children[pick * sb], depth - 1, ply + 1,
+                c = search(w, &children[pick * sb], hc, depth - 1, ply + 1,
                            from_parent(beta, gains[pick], margin), from_parent(alpha, gains[pick], margin), &cp)
         if flag_load(&s.stop):
             proven[0] = False
@@ -442,7 +481,7 @@ cdef void sort_root(RootMove *rm, int n) noexcept nogil:
         rm[j + 1] = t
 
 
-cdef void root_search(Worker *w, const uint8_t *root_children) noexcept nogil:
+cdef void root_search(Worker *w, const uint8_t *root_children, const uint64_t *root_hashes) noexcept nogil:
     """Iterative deepening over the root moves.  The first `multipv` moves of each iteration
     (best first by the last) get a full window, so their scores are values; the rest a window
     above the multipv-th best so far, so each is a value where it beats that, else a bound."""
@@ -474,13 +513,13 @@ cdef void root_search(Worker *w, const uint8_t *root_children) noexcept nogil:
             alpha = kth
             if alpha > -INF:
                 # a null window first: most moves only need to be shown no better than the kth
-                c = search(w, &root_children[rm[i].index * sb], depth - 1, 1,
+                c = search(w, &root_children[rm[i].index * sb], root_hashes[rm[i].index], depth - 1, 1,
                            from_parent(alpha + 1, rm[i].gain, margin), from_parent(alpha, rm[i].gain, margin), &cp)
                 if not flag_load(&s.stop) and to_parent(c, rm[i].gain, margin) > alpha:
-                    c = search(w, &root_children[rm[i].index * sb], depth - 1, 1,
+                    c = search(w, &root_children[rm[i].index * sb], root_hashes[rm[i].index], depth - 1, 1,
                                from_parent(INF, rm[i].gain, margin), from_parent(alpha, rm[i].gain, margin), &cp)
             else:
-                c = search(w, &root_children[rm[i].index * sb], depth - 1, 1,
+                c = search(w, &root_children[rm[i].index * sb], root_hashes[rm[i].index], depth - 1, 1,
                            from_parent(INF, rm[i].gain, margin), from_parent(alpha, rm[i].gain, margin), &cp)
             if flag_load(&s.stop) and depth > 1:
                 completed = False
@@ -595,7 +634,7 @@ cdef class Engine:
         self.s = <Shared *>calloc(1, sizeof(Shared))
         if self.s == NULL:
             raise MemoryError()
-        self.s.tt = <Entry *>calloc(buckets * 2, sizeof(Entry))
+        self.s.tt = <Entry *>big_table_alloc(<size_t>self.table_bytes)   # zeroed, huge pages
         if self.s.tt == NULL:
             raise MemoryError(f"no room for a transposition table of {self.table_bytes:,} bytes")
         self.s.tt_mask = buckets - 1
@@ -609,7 +648,7 @@ cdef class Engine:
 
     def __dealloc__(self):
         if self.s != NULL:
-            free(self.s.tt)
+            big_table_free(self.s.tt, <size_t>self.table_bytes)
             free(self.s.tiers)
             free(self.s)
 
@@ -699,6 +738,22 @@ cdef class Engine:
         self.s.k.features_of(self.s.k.ctx, <const uint8_t *><const char *>state, f)
         return [f[i] for i in range(self.features)]
 
+    def horizon(self, bytes state):
+        """What the game's look at a state on the horizon says (the search reads it in place of
+        `moves` and `features_of` there): ("over", its score), ("wins at once", None) or
+        ("goes on", features); None where the game has no such look."""
+        self._check_state(state)
+        cdef int32_t f[PLAY_FEATURES]
+        cdef int final = 0, look
+        if self.s.k.horizon == NULL:
+            return None
+        look = self.s.k.horizon(self.s.k.ctx, <const uint8_t *><const char *>state, f, &final)
+        if look == 0:
+            return "over", final_score(final, self.margin)
+        if look == PLAY_WINS_AT_ONCE:
+            return "wins at once", None
+        return "goes on", [f[i] for i in range(self.features)]
+
     def evaluate(self, bytes state):
         self._check_state(state)
         return evaluate(self.s, <const uint8_t *><const char *>state)
@@ -751,6 +806,9 @@ cdef class Engine:
             s.root[i].proven = 0
         if n == 0:
             return final_score(final, self.margin)
+        cdef uint64_t root_hashes[PLAY_MAX_MOVES]
+        for i in range(n):
+            root_hashes[i] = state_hash(&s.root_children[i * sb], sb)
         workers = <Worker *>calloc(threads, sizeof(Worker))
         if workers == NULL:
             raise MemoryError()
@@ -763,15 +821,16 @@ cdef class Engine:
                 workers[t].gains = <int16_t *>malloc(MAX_PLY * self.max_moves * sizeof(int16_t))
                 workers[t].order = <int32_t *>malloc(MAX_PLY * self.max_moves * sizeof(int32_t))
                 workers[t].keys = <int64_t *>malloc(MAX_PLY * self.max_moves * sizeof(int64_t))
+                workers[t].hashes = <uint64_t *>malloc(MAX_PLY * self.max_moves * sizeof(uint64_t))
                 if (workers[t].children == NULL or workers[t].codes == NULL or workers[t].gains == NULL
-                        or workers[t].order == NULL or workers[t].keys == NULL):
+                        or workers[t].order == NULL or workers[t].keys == NULL or workers[t].hashes == NULL):
                     raise MemoryError()
                 for i in range(MAX_PLY):
                     workers[t].killers[i][0] = -1
                     workers[t].killers[i][1] = -1
             with nogil:
                 for t in prange(threads, num_threads=threads, schedule="static", chunksize=1):
-                    root_search(&workers[t], s.root_children)
+                    root_search(&workers[t], s.root_children, root_hashes)
             for t in range(threads):
                 count_add(&s.nodes, workers[t].nodes & POLL)
         finally:
@@ -781,6 +840,7 @@ cdef class Engine:
                 free(workers[t].gains)
                 free(workers[t].order)
                 free(workers[t].keys)
+                free(workers[t].hashes)
             free(workers)
         return None
 

@@ -143,6 +143,7 @@ cdef extern from "sowsolve_kernel.h" nogil:
         PLAY_STATE_MAX
         PLAY_MAX_MOVES
         PLAY_FEATURES
+        PLAY_WINS_AT_ONCE
     ctypedef struct PlayKernel:
         const void *ctx
         int state_bytes
@@ -154,3 +155,4 @@ cdef extern from "sowsolve_kernel.h" nogil:
         void (*features_of)(const void *ctx, const uint8_t *state, int32_t *f) noexcept nogil
         int (*locate)(const void *ctx, const uint8_t *state, int *tier, uint64_t *where) noexcept nogil
         int (*endless)(const void *ctx, const uint8_t *state) noexcept nogil
+        int (*horizon)(const void *ctx, const uint8_t *state, int32_t *f, int *final) noexcept nogil

@@ -367,6 +367,12 @@ typedef struct PlayKernel {
      * engine scores a position that repeats one on its search path by it (an estimate: the
      * players could leave the cycle). */
     int (*endless)(const void *ctx, const uint8_t *state);
+    /* Optional (NULL: the engine calls moves, then features_of): what the search needs of a
+     * state at its horizon, without making every child.  Returns 0 when the game is over there
+     * (*final as moves gives it), PLAY_WINS_AT_ONCE when the mover has a move that wins at once
+     * (a win/loss game: a gain of +1), else 1 with the features in f. */
+    int (*horizon)(const void *ctx, const uint8_t *state, int32_t *f, int *final);
 } PlayKernel;
+#define PLAY_WINS_AT_ONCE 2
 
 #endif

@@ -188,6 +188,7 @@ cdef class ZigZagKernel:
         self.play.features_of = play_features
         self.play.locate = play_locate
         self.play.endless = play_endless
+        self.play.horizon = play_horizon
 
     def play_capsule(self):
         """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""
@@ -419,15 +420,40 @@ cdef void play_features(const void *ctx, const uint8_t *state, int32_t *f) noexc
     row, the seeds left on the board counted for the last capturer (+ its own, - the other's),
     its best capture now, and the best capture the other side would have on this board."""
     cdef const ZzCtx *c = <const ZzCtx *>ctx
+    cdef int n = c.npits
+    fill_features(c, state, best_capture(c, state, state[n], state_ko(state, n)), f)
+
+
+cdef inline void fill_features(const ZzCtx *c, const uint8_t *state, int best_now,
+                               int32_t *f) noexcept nogil:
+    """play_features, given the mover's best capture now."""
     cdef int n = c.npits, side = state[n], last = state[n + 2], i, seeds = 0
-    cdef int ko = state_ko(state, n)
     f[0] = 0
     for i in range(n):
         seeds += state[i]
         f[0] += state[i] if c.owner_c[i] == side else -state[i]
     f[1] = 0 if last == 0 else (seeds if last == side + 1 else -seeds)
-    f[2] = best_capture(c, state, side, ko)
+    f[2] = best_now
     f[3] = best_capture(c, state, side ^ 1, NO_KO)
+
+
+cdef int play_horizon(const void *ctx, const uint8_t *state, int32_t *f, int *final) noexcept nogil:
+    """The engine's look at a state at its horizon: the mover's turns, made once, say both
+    whether the game is over and its best capture (play_moves then play_features made them
+    twice and copied every child)."""
+    cdef const ZzCtx *c = <const ZzCtx *>ctx
+    cdef TurnResult turns[MAXP]
+    cdef int pits[MAXP]
+    cdef int n = c.npits, i, m, best = 0
+    m = gen_turns(c, state, state[n], state_ko(state, n), turns, pits)
+    if m == 0:
+        final[0] = play_endless(ctx, state)
+        return 0
+    for i in range(m):
+        if turns[i].captured > best:
+            best = turns[i].captured
+    fill_features(c, state, best, f)
+    return 1
 
 
 cdef int play_locate(const void *ctx, const uint8_t *state, int *tier, uint64_t *where) noexcept nogil:

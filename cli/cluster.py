@@ -16,8 +16,24 @@ from typing import Iterator, Optional
 
 from ..solver.errors import BadParameters
 
-#: how long a scheduler may take to answer, and workers to join it
+#: how long a scheduler may take to answer, and workers to join it ($SOWSOLVE_CONNECT_SECONDS:
+#: another wait, for a scheduler across a slow network, or a quick refusal in scripts)
 CONNECT_SECONDS = 10
+
+
+def connect_seconds() -> float:
+    """The wait for a scheduler: $SOWSOLVE_CONNECT_SECONDS, else CONNECT_SECONDS."""
+    text = os.environ.get("SOWSOLVE_CONNECT_SECONDS")
+    if text is None or not text.strip():
+        return float(CONNECT_SECONDS)
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 3600:               # (nan fails this too)
+        raise BadParameters(f"$SOWSOLVE_CONNECT_SECONDS must be a number of seconds from 0 to "
+                            f"3600, not {text[:20]!r}")
+    return seconds
 
 
 def wanted(workers: Optional[int], scheduler: Optional[str], scheduler_file: Optional[str]) -> bool:
@@ -92,19 +108,20 @@ def client_for(workers: Optional[int], scheduler: Optional[str],
         else:
             address = scheduler if scheduler is not None else _scheduler_address(scheduler_file)
             where = address[:200]
+            wait = connect_seconds()
             try:
-                client = stack.enter_context(distributed.Client(address, timeout=CONNECT_SECONDS))
+                client = stack.enter_context(distributed.Client(address, timeout=wait))
             except ValueError:
                 raise BadParameters(f"{where} is not a Dask scheduler address such as "
                                     f"tcp://10.0.0.1:8786") from None
             except Exception:  # noqa: BLE001 - whatever Dask raises, it is not there
                 raise BadParameters(f"the Dask scheduler {where} does not answer within "
-                                    f"{CONNECT_SECONDS} s") from None
+                                    f"{wait:g} s") from None
             try:
-                client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+                client.wait_for_workers(1, timeout=wait)
             except Exception:  # noqa: BLE001 - a timeout of Dask's own class
                 raise BadParameters(f"the Dask scheduler {where} has no workers (none joined "
-                                    f"within {CONNECT_SECONDS} s)") from None
+                                    f"within {wait:g} s)") from None
         yield client
 
 

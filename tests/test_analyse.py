@@ -513,21 +513,18 @@ def test_estimates_are_drawn_apart():
 
 
 def test_the_docs_agreement_figures_are_the_measured_ones():
-    """docs/analysis.md's table of agreement with perfect play is bench/results/analyse.json's,
-    where a later run of one game (analyse-GAME.json) measured it again."""
+    """docs/analysis.md's table of agreement with perfect play is bench/results/analyse.json's
+    (one run of every game)."""
     import json
     import pathlib
     import re
     root = pathlib.Path(__file__).resolve().parent.parent
     text = (root / "docs/analysis.md").read_text()
-    measured = {}
-    for path in sorted((root / "bench/results").glob("analyse*.json"),
-                       key=lambda p: (p.name != "analyse.json", p.name)):
-        for a in json.loads(path.read_text())["agreement"]:
-            measured[a["game"], a.get("search", "alphabeta")] = a   # before "search": alpha-beta
+    measured = {(a["game"], a["search"]): a
+                for a in json.loads((root / "bench/results/analyse.json").read_text())["agreement"]}
     rows = re.findall(r"^\| ([^|]+?) \| (\w+) \| ([\d,]+) \| ([\d.]+)% \| ([\d,]+) of ([\d,]+) \|$",
                       text, re.M)
-    assert len(rows) == 4
+    assert len(rows) == len(measured) == 3
     for game, search, positions, rate, right, labels in rows:
         m = measured[game, search]
         assert m["positions"] == int(positions.replace(",", ""))

@@ -186,3 +186,19 @@ def test_a_directory_without_the_boards_table_is_refused(tmp_path):
                           "zigzag", "--cols", "4", "--stones", "2", "--games", "1", "--time", "0.01",
                           "--tables", str(tmp_path)], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 2 and "holds no finished table" in run.stderr
+
+
+def test_a_table_is_recorded_by_its_records_not_by_when_it_was_made(tmp_path):
+    """A match's settings name each table by the checksum of its records: the same table solved
+    again (another time stamp) resumes the match, another table (other records) does not."""
+    import time
+    first, again, other = tmp_path / "a.sqlite", tmp_path / "b.sqlite", tmp_path / "c.sqlite"
+    solve_to(first, "zigzag", cols=2, stones=2)
+    time.sleep(1.1)                               # the time stamps have whole seconds
+    solve_to(again, "zigzag", cols=2, stones=2)
+    solve_to(other, "zigzag", cols=2, stones=1)
+    with open_table(str(first)) as a, open_table(str(again)) as b, open_table(str(other)) as c:
+        assert a.meta["finished_at"] != b.meta["finished_at"]
+        notes = [bench_match.table_note(t) for t in (a, b, c)]
+    assert notes[0]["records_sha256"] == notes[1]["records_sha256"] != notes[2]["records_sha256"]
+    assert all(len(n["records_sha256"]) == 64 for n in notes)

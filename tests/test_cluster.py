@@ -206,10 +206,21 @@ def test_a_cluster_that_cannot_be_had_is_a_usage_error_and_writes_nothing(tmp_pa
     table = tmp_path / "t.sqlite"
     run = subprocess.run([SOWSOLVE, "solve", "diffusion", "--cols", "4", "--stones", "1",
                           "--table", str(table), *options], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, env=dict(os.environ, SOWSOLVE_CONNECT_SECONDS="1"))
     assert run.returncode == 2, run.stderr
     assert says in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("wait", ["soon", "0", "-3", "nan", "1e9"])
+def test_a_bad_wait_for_the_scheduler_is_a_usage_error(tmp_path, wait):
+    run = subprocess.run([SOWSOLVE, "solve", "diffusion", "--cols", "4", "--stones", "1",
+                          "--table", str(tmp_path / "t.sqlite"), "--scheduler", "tcp://127.0.0.1:9"],
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, SOWSOLVE_CONNECT_SECONDS=wait))
+    assert run.returncode == 2, run.stderr
+    assert "$SOWSOLVE_CONNECT_SECONDS must be a number of seconds" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and list(tmp_path.iterdir()) == []
 
 
 def test_a_search_solver_refuses_a_cluster(tmp_path):
