@@ -217,8 +217,12 @@ def table_note(table) -> dict:
     digest = hashlib.sha256()
     keyed = table.meta.get("indexing") != "dense"
     for tier in sorted(table.tiers):
+        records = table.tier_records(tier)
         digest.update(int(tier).to_bytes(4, "little"))
-        digest.update(np.ascontiguousarray(table.tier_records(tier), dtype="<u2").tobytes())
+        digest.update(records.astype("<u2").tobytes())            # the 16-bit records
+        high = records >> 16 if records.dtype.itemsize > 2 else None
+        if high is not None and high.any():                       # a margin tier's long part
+            digest.update(b"long" + high.astype("<u4").tobytes())
         if keyed:
             digest.update(np.ascontiguousarray(table.tier_keys(tier), dtype="<u8").tobytes())
     return {"file": os.path.basename(table.path), "max_stones": table.meta.get("max_stones"),

@@ -359,8 +359,10 @@ cdef int32_t search(Worker *w, const uint8_t *state, uint64_t h, int depth, int 
         if look == PLAY_WINS_AT_ONCE and not margin:
             proven[0] = True            # (not stored: the table would not know the move)
             return MATE - 1
-        proven[0] = False
-        return weigh(s, f)
+        if look == 1:
+            proven[0] = False
+            return weigh(s, f)
+        # any other answer is none the engine knows: the moves and features below decide
     n = k.moves(k.ctx, state, children, codes, gains, &final)
     if n == 0:
         proven[0] = True
@@ -741,7 +743,8 @@ cdef class Engine:
     def horizon(self, bytes state):
         """What the game's look at a state on the horizon says (the search reads it in place of
         `moves` and `features_of` there): ("over", its score), ("wins at once", None) or
-        ("goes on", features); None where the game has no such look."""
+        ("goes on", features); ("not understood", the answer) for any other answer (the search
+        then makes the moves); None where the game has no such look."""
         self._check_state(state)
         cdef int32_t f[PLAY_FEATURES]
         cdef int final = 0, look
@@ -750,9 +753,11 @@ cdef class Engine:
         look = self.s.k.horizon(self.s.k.ctx, <const uint8_t *><const char *>state, f, &final)
         if look == 0:
             return "over", final_score(final, self.margin)
-        if look == PLAY_WINS_AT_ONCE:
+        if look == PLAY_WINS_AT_ONCE and not self.margin:
             return "wins at once", None
-        return "goes on", [f[i] for i in range(self.features)]
+        if look == 1:
+            return "goes on", [f[i] for i in range(self.features)]
+        return "not understood", look
 
     def evaluate(self, bytes state):
         self._check_state(state)

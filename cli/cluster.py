@@ -31,8 +31,8 @@ def connect_seconds() -> float:
     except ValueError:
         seconds = float("nan")
     if not 0 < seconds <= 3600:               # (nan fails this too)
-        raise BadParameters(f"$SOWSOLVE_CONNECT_SECONDS must be a number of seconds from 0 to "
-                            f"3600, not {text[:20]!r}")
+        raise BadParameters(f"$SOWSOLVE_CONNECT_SECONDS must be a number of seconds more than 0 "
+                            f"and at most 3600, not {text[:20]!r}")
     return seconds
 
 

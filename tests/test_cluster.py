@@ -209,6 +209,8 @@ def test_a_cluster_that_cannot_be_had_is_a_usage_error_and_writes_nothing(tmp_pa
                          timeout=120, env=dict(os.environ, SOWSOLVE_CONNECT_SECONDS="1"))
     assert run.returncode == 2, run.stderr
     assert says in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    if says == "does not answer":
+        assert "within 1 s" in run.stderr, run.stderr        # $SOWSOLVE_CONNECT_SECONDS, read
     assert list(tmp_path.iterdir()) == []
 
 
