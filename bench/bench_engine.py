@@ -25,6 +25,14 @@ from sowsolve.tables.directory import tables_of_board
 from sowsolve.tables.store import open_table
 
 
+def answer_of(result: dict, depth: bool = False) -> bytes:
+    """What two builds must agree on: the best moves, the first move's score and value (and
+    the depth reached, for a search from the start)."""
+    first = result["moves"][0]
+    answer = (result["best"], first["move"], first.get("score"), first["value"])
+    return repr(answer + (result["search"]["depth"],) if depth else answer).encode()
+
+
 def measure(name, board, directory, count, nodes, seed) -> dict:
     game = make_game(name, **board)
     paths = tables_of_board(game, directory)
@@ -41,8 +49,7 @@ def measure(name, board, directory, count, nodes, seed) -> dict:
         result = analyser.analyse(position, nodes=nodes, threads=1, multipv=1)
         searched += result["search"]["nodes"]
         spent += result["search"]["seconds"]
-        first = result["moves"][0]
-        digest.update(repr((result["best"], first["move"], first.get("score"), first["value"])).encode())
+        digest.update(answer_of(result))
     return {"game": game.describe(), "positions": len(positions), "nodes_each": nodes,
             "nodes": searched, "search_seconds": round(spent, 2),
             "positions_per_second": round(searched / spent) if spent else None,
@@ -55,12 +62,10 @@ def from_start(name, board, nodes) -> dict:
     analyser = Analyser(game, proof_share=0, search="alphabeta")
     result = analyser.analyse(game.initial(), nodes=nodes, threads=1, multipv=1)
     search = result["search"]
-    first = result["moves"][0]
-    answer = repr((result["best"], first["move"], first.get("score"), first["value"], search["depth"]))
     return {"game": game.describe(), "nodes": search["nodes"], "depth": search["depth"],
             "search_seconds": round(search["seconds"], 2),
             "positions_per_second": round(search["nodes"] / search["seconds"]),
-            "answers_sha256": hashlib.sha256(answer.encode()).hexdigest()}
+            "answers_sha256": hashlib.sha256(answer_of(result, depth=True)).hexdigest()}
 
 
 def main() -> None:
