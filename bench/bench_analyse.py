@@ -122,19 +122,26 @@ def speed(name, board, seconds, threads, search=None) -> dict:
 
 
 def time_to_depth(name, board, depth, threads, limit) -> dict:
+    """Seconds from the start until alpha-beta completes `depth`, and when each depth before
+    it was completed (the growth from one depth to the next), within `limit` seconds."""
     game = make_game(name, **board)
     analyser = Analyser(game, proof_share=0, search="alphabeta")   # depth: alpha-beta's measure
-    reached = {}
+    completed = {}
 
     def watch(status):
-        if status.depth >= depth and "seconds" not in reached:
-            reached["seconds"] = round(status.seconds, 2)
+        if status.depth and status.depth not in completed:
+            completed[status.depth] = round(status.seconds, 2)
+        if status.depth >= depth:
+            completed.setdefault(depth, round(status.seconds, 2))    # a poll past it, too
             analyser.stop()
     result = analyser.analyse(game.initial(), seconds=limit, threads=threads, multipv=1,
                               on_status=watch, status_every=0.02)
+    if result["search"]["depth"] >= depth:         # reached after the last poll
+        completed.setdefault(depth, round(result["search"]["seconds"], 2))
     return {"game": game.describe(), "depth": depth, "threads": threads,
-            "seconds": reached.get("seconds"), "depth_reached": result["search"]["depth"],
-            "limit_seconds": limit}
+            "seconds": completed.get(depth), "depth_reached": result["search"]["depth"],
+            "seconds_by_depth": {str(d): completed[d] for d in sorted(completed)},
+            "nodes": result["search"]["nodes"], "limit_seconds": limit}
 
 
 def main() -> None:
@@ -151,8 +158,19 @@ def main() -> None:
                         help="only the speed figures (no tables needed)")
     parser.add_argument("--search", choices=("alphabeta", "mcts"),
                         help="the engine's search for the agreement (default: each game's own)")
+    parser.add_argument("--depth-limit", type=float, default=60.0,
+                        help="seconds the search from the start of Overflow 6x6 may take to "
+                             "reach depth 10 (default 60)")
+    parser.add_argument("--depth-only", action="store_true",
+                        help="only the time to depth 10 from the start of Overflow 6x6")
     parser.add_argument("--out")
     args = parser.parse_args()
+    if args.depth_only:
+        emit({"command": "python bench/bench_analyse.py " + " ".join(sys.argv[1:]),
+              "machine": machine(), "threads": args.threads,
+              "overflow_6x6_depth_10": time_to_depth("overflow", {"size": "6x6"}, 10,
+                                                     args.threads, args.depth_limit)}, args.out)
+        return
     if not args.speed_only and not args.tables:
         parser.error("--tables DIR is needed for the agreement (or --speed-only)")
     games = [] if args.speed_only else [(n, b) for n, b in BOARDS if not args.game or n in args.game]
@@ -166,7 +184,7 @@ def main() -> None:
         result["speed"] += [speed(n, b, args.speed_seconds, t, "alphabeta") for n, b in STANDARD
                             for t in (1, 2) if make_game(n, **b).evaluation.monte_carlo is not None]
         result["overflow_6x6_depth_10"] = time_to_depth("overflow", {"size": "6x6"}, 10,
-                                                        args.threads, 60.0)
+                                                        args.threads, args.depth_limit)
     emit(result, args.out)
 
 

@@ -17,8 +17,10 @@ size (4-entry buckets; when a bucket is full the entry with the least work below
 a position whose entry was lost is simply searched again.  The child's delta threshold uses the
 1 + epsilon trick (Pawlewicz and Lew 2007), which cuts the re-searches of plain df-pn.
 
-Threads share the table: each bucket is locked (a spin lock in its first entry's spare word)
-while it is read or written, and each thread marks the positions it is inside, so that where
+An entry is 16 bytes: the position's key, then phi and delta (30 bits each) and the work below
+it as a power of two (4 bits), so that a bucket of 4 entries is one cache line.  Threads share
+the table: each bucket is locked (one of LOCKS spin locks, by the bucket's number) while it is
+read or written, and each thread marks the positions it is inside, so that where
 another thread is inside the most promising child a thread takes the next one; after each
 descent a thread reads all children again, seeing what the others proved.  A proof or disproof
 in the table is never overwritten by weaker numbers, so no interleaving makes a value wrong.
@@ -69,7 +71,7 @@ if INF != PROOF_INF:
     raise ImportError("the proof search's infinity differs from sowsolve_kernel.h's PROOF_INF")
 
 #: bytes of one table entry (the --memory budget divided by this gives the entries)
-ENTRY_BYTES = 24
+ENTRY_BYTES = 16
 
 ERRORS = {
     ERR_KEY: "the game refused one of its own packed positions",
@@ -83,10 +85,74 @@ ERRORS = {
 
 cdef struct Entry:
     uint64_t key            # 0: empty (no packed position is 0)
-    uint32_t phi
-    uint32_t delta
-    uint32_t work           # positions expanded below it (saturating): what replacement keeps
-    uint32_t spare
+    uint64_t numbers        # phi | delta << 30 | work class << 60 (NUMBER_BITS, work_class)
+
+
+cdef enum:
+    NUMBER_BITS = 30          # phi and delta: 0 .. INF, INF = 2^30 - 1
+    WORK_CLASSES = 16         # the work below an entry (positions expanded) as a power of two
+    LOCKS = 1 << 16           # spin locks of the buckets in parallel runs (256 KB: in cache)
+
+
+cdef extern from *:
+    int __builtin_clzll(unsigned long long x) nogil
+
+cdef uint64_t NUMBER_MASK = (<uint64_t>1 << NUMBER_BITS) - 1
+
+
+cdef inline uint64_t work_class(uint32_t work) noexcept nogil:
+    """The work below an entry in 4 bits, as the power of two nearest to it: class c stands
+    for 2^(c-1) (0 for none); a work of 1.5 times a power or more goes to the next; 15 (2^14)
+    and more are one class.  Replacement compares the entries of one bucket, where a factor
+    of two is what matters."""
+    cdef int c
+    if work == 0:
+        return 0
+    c = 64 - __builtin_clzll(<unsigned long long>work)       # 2^(c-1) <= work < 2^c
+    if c >= 2 and (work >> (c - 2)) == 3:                     # nearer 2^c than 2^(c-1)
+        c += 1
+    return <uint64_t>(c if c < WORK_CLASSES else WORK_CLASSES - 1)
+
+
+cdef inline uint32_t work_of_class(uint64_t c) noexcept nogil:
+    return 0 if c == 0 else <uint32_t>1 << (c - 1)
+
+
+cdef inline uint32_t work_after(uint32_t before, uint64_t added, uint64_t salt) noexcept nogil:
+    """The work to keep after `added` more expansions below an entry that held `before` (a
+    class's power of two): the sum, where its class is higher; else the next power with the
+    probability added / before, so that many visits each smaller than the entry's class still
+    add up (an approximate counter; drawn from a hash of `salt`, so one thread's run draws
+    the same every time)."""
+    cdef uint64_t total = <uint64_t>before + added
+    if total > 0xFFFFFFFFU:
+        total = 0xFFFFFFFFU
+    if before == 0 or work_class(<uint32_t>total) > work_class(before):
+        return <uint32_t>total
+    if key_mix(salt) % before < added:
+        return before * 2 if before < (<uint32_t>1 << 31) else before
+    return before
+
+
+cdef inline uint64_t pack_numbers(uint32_t phi, uint32_t delta, uint32_t work) noexcept nogil:
+    """An entry's numbers word (phi and delta held to INF: a game's hint never spills over)."""
+    if phi > INF:
+        phi = INF
+    if delta > INF:
+        delta = INF
+    return (<uint64_t>phi) | (<uint64_t>delta << NUMBER_BITS) | (work_class(work) << (2 * NUMBER_BITS))
+
+
+cdef inline uint32_t entry_phi(const Entry *e) noexcept nogil:
+    return <uint32_t>(e.numbers & NUMBER_MASK)
+
+
+cdef inline uint32_t entry_delta(const Entry *e) noexcept nogil:
+    return <uint32_t>((e.numbers >> NUMBER_BITS) & NUMBER_MASK)
+
+
+cdef inline uint32_t entry_work(const Entry *e) noexcept nogil:
+    return work_of_class(e.numbers >> (2 * NUMBER_BITS))
 
 
 cdef inline uint32_t sat_add(uint32_t a, uint32_t b) noexcept nogil:
@@ -101,6 +167,7 @@ cdef inline uint32_t sat_add(uint32_t a, uint32_t b) noexcept nogil:
 cdef struct Search:
     const GameKernel *game
     Entry *table
+    uint32_t *locks         # LOCKS spin locks (parallel runs), bucket b's is b % LOCKS
     int64_t buckets
     int64_t nodes           # positions expanded, all slices and threads
     int64_t budget          # the slice stops when nodes reach it
@@ -108,8 +175,8 @@ cdef struct Search:
     int64_t stored          # entries in use
     Control *ctl
     uint64_t root
-    # Parallel runs: the threads share the table (each bucket locked while read or written: its
-    # first entry's spare word), and each marks the positions it is inside, so that where the
+    # Parallel runs: the threads share the table (each bucket locked while read or written: the
+    # lock of its number in `locks`), and each marks the positions it is inside, so that where the
     # most promising child is being searched by another thread, a thread takes the next one.
     int parallel
     int finished            # a thread proved the root: the others stop
@@ -125,8 +192,12 @@ cdef struct Worker:
     int err                 # how the thread's part of a parallel run ended
 
 
+cdef inline int64_t bucket_number(Search *s, uint64_t key) noexcept nogil:
+    return <int64_t>(key_mix(key) % <uint64_t>s.buckets)
+
+
 cdef inline Entry *bucket_of(Search *s, uint64_t key) noexcept nogil:
-    return &s.table[<int64_t>(key_mix(key) % <uint64_t>s.buckets) * BUCKET]
+    return &s.table[bucket_number(s, key) * BUCKET]
 
 
 cdef inline void prefetch_bucket(Search *s, uint64_t key) noexcept nogil:
@@ -137,36 +208,40 @@ cdef inline void prefetch_bucket(Search *s, uint64_t key) noexcept nogil:
 
 cdef inline bint look_up(Search *s, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
     """(phi, delta) the table holds for `key`, else (1, 1); whether it holds them."""
-    cdef Entry *b = bucket_of(s, key)
+    cdef int64_t number = bucket_number(s, key)
+    cdef Entry *b = &s.table[number * BUCKET]
+    cdef uint32_t *lock = &s.locks[number & (LOCKS - 1)]
     cdef int i
     cdef bint found = False
     phi[0] = 1
     delta[0] = 1
     if s.parallel:
-        spin_lock(&b[0].spare)
+        spin_lock(lock)
     for i in range(BUCKET):
         if b[i].key == key:
-            phi[0] = b[i].phi
-            delta[0] = b[i].delta
+            phi[0] = entry_phi(&b[i])
+            delta[0] = entry_delta(&b[i])
             found = True
             break
     if s.parallel:
-        spin_unlock(&b[0].spare)
+        spin_unlock(lock)
     return found
 
 
 cdef inline uint32_t work_of(Search *s, uint64_t key) noexcept nogil:
-    cdef Entry *b = bucket_of(s, key)
+    cdef int64_t number = bucket_number(s, key)
+    cdef Entry *b = &s.table[number * BUCKET]
+    cdef uint32_t *lock = &s.locks[number & (LOCKS - 1)]
     cdef int i
     cdef uint32_t work = 0
     if s.parallel:
-        spin_lock(&b[0].spare)
+        spin_lock(lock)
     for i in range(BUCKET):
         if b[i].key == key:
-            work = b[i].work
+            work = entry_work(&b[i])
             break
     if s.parallel:
-        spin_unlock(&b[0].spare)
+        spin_unlock(lock)
     return work
 
 
@@ -179,32 +254,37 @@ cdef void store(Search *s, uint64_t key, uint32_t phi, uint32_t delta, uint32_t 
     proved or disproved entry counts its work double: it is worth more).  A proof or disproof
     already in the entry stays: it is a fact, where new numbers may come from children whose
     entries were lost, or from a thread that stopped before it saw the proof."""
-    cdef Entry *b = bucket_of(s, key)
+    cdef int64_t number = bucket_number(s, key)
+    cdef Entry *b = &s.table[number * BUCKET]
+    cdef uint32_t *lock = &s.locks[number & (LOCKS - 1)]
     cdef int i, victim = -1
-    cdef uint64_t least = 0xFFFFFFFFFFFFFFFFULL, worth
+    cdef uint64_t least = 0xFFFFFFFFFFFFFFFFULL, worth, held
+    cdef uint32_t held_phi, held_delta
     if s.parallel:
-        spin_lock(&b[0].spare)
+        spin_lock(lock)
     for i in range(BUCKET):
-        if b[i].key == key or b[i].key == 0:
-            if b[i].key == 0:
+        held = b[i].key
+        held_phi = entry_phi(&b[i])
+        held_delta = entry_delta(&b[i])
+        if held == key or held == 0:
+            if held == 0:
                 count_add(&s.stored, 1)
-            elif b[i].phi == 0 or b[i].delta == 0:
-                phi = b[i].phi
-                delta = b[i].delta
+            elif held_phi == 0 or held_delta == 0:
+                phi = held_phi
+                delta = held_delta
             victim = i
             break
-        worth = <uint64_t>b[i].work * (2 if b[i].phi == 0 or b[i].delta == 0 else 1)
+        # a class is a power of two: a proved or disproved entry counts its work double
+        worth = (b[i].numbers >> (2 * NUMBER_BITS)) + (1 if held_phi == 0 or held_delta == 0 else 0)
         if worth < least:
             least = worth
             victim = i
     else:
         count_add(&s.replaced, 1)
     b[victim].key = key
-    b[victim].phi = phi
-    b[victim].delta = delta
-    b[victim].work = work
+    b[victim].numbers = pack_numbers(phi, delta, work)
     if s.parallel:
-        spin_unlock(&b[0].spare)
+        spin_unlock(lock)
 
 
 cdef int sort_unique(uint64_t *keys, uint32_t *hint, int n) noexcept nogil:
@@ -390,8 +470,8 @@ cdef int mid(Worker *w, uint64_t key, uint32_t th_phi, uint32_t th_delta, int de
             child_numbers(s, child[pick], &cphi[pick], &cdelta[pick])
         if err != 0 and err != ERR_BUDGET and err != ERR_STOPPED and err != ERR_FINISHED:
             break
-    grown = <uint64_t>work_of(s, key) + (w.expanded - start)
-    store(s, key, phi, delta, <uint32_t>(0xFFFFFFFFU if grown > 0xFFFFFFFFU else grown))
+    store(s, key, phi, delta, work_after(work_of(s, key), <uint64_t>(w.expanded - start),
+                                         key ^ (<uint64_t>w.expanded * 0x9E3779B97F4A7C15ULL)))
     if s.parallel:
         byte_fetch_sub(busy_slot(s, key), 1)
     free(child)
@@ -533,11 +613,13 @@ cdef class Prover:
         self.s.root = root
         self.s.buckets = entries // BUCKET
         self.s.table = <Entry *>big_table_alloc(self.s.buckets * BUCKET * sizeof(Entry))
-        if self.s.table == NULL:
+        self.s.locks = <uint32_t *>calloc(LOCKS, sizeof(uint32_t))
+        if self.s.table == NULL or self.s.locks == NULL:
             raise MemoryError(f"out of memory for a table of {entries:,} entries")
 
     def __dealloc__(self):
         big_table_free(self.s.table, self.s.buckets * BUCKET * sizeof(Entry))
+        free(self.s.locks)
         free(self.s.busy)
         free(self.s.depth_counts)
 
@@ -789,11 +871,23 @@ cdef class Prover:
             return empty[column] if column is not None else tuple(empty[name] for name, _ in fields)
         table = np.frombuffer(<char[:(stop - start) * sizeof(Entry)]><char *>(self.s.table + start),
                               dtype=np.uint8)
-        view = table.view(np.dtype(fields + [("spare", "<u4")]))
-        used = view["key"] != 0
+        view = table.view(np.dtype([("key", "<u8"), ("numbers", "<u8")]))
+        keys = view["key"]
+        used = keys != 0
+        numbers = view["numbers"][used]
+
+        def decoded(name):
+            if name == "key":
+                return keys[used]
+            if name == "phi":
+                return (numbers & np.uint64(NUMBER_MASK)).astype("<u4")
+            if name == "delta":
+                return ((numbers >> np.uint64(NUMBER_BITS)) & np.uint64(NUMBER_MASK)).astype("<u4")
+            cls = (numbers >> np.uint64(2 * NUMBER_BITS)).astype(np.int64)
+            return np.where(cls > 0, np.left_shift(1, np.maximum(cls - 1, 0)), 0).astype("<u4")
         if column is not None:
-            return view[column][used]
-        return tuple(view[name][used] for name, _ in fields)
+            return decoded(column)
+        return tuple(decoded(name) for name, _ in fields)
 
     def state(self):
         """The table's entries in use (keys, phi, delta, work) and the positions expanded."""

@@ -4,9 +4,9 @@
 A tier's children lie in lower, already solved tiers or in the same tier.  Inside a tier the
 game graph is acyclic.  Where the game offers levels (GameKernel.level: a potential,
 which falls along every move), a whole tier is solved as a sweep: its indices sorted by level
-(a counting sort), then level by level upwards, each level split evenly between the threads --
-the positions of one level are independent, so there is no search, no waiting and no long first
-chunk, and each batch of positions asks for all its children's records before folding any, so
+(a counting sort), then level by level upwards, each level shared by the threads in chunks
+taken as they come -- the positions of one level are independent, so there is no search and no
+long first chunk, and a thread the system pauses holds nobody up; each batch of positions asks for all its children's records before folding any, so
 the reads from memory overlap.  This is also the split a cluster needs.
 
 Otherwise (a game without levels, or a part of a tier) each position is solved by a depth-first
@@ -56,6 +56,9 @@ cdef enum:
     ERR_STOPPED = 128      # the driver asked the call to stop
     ERR_LEVEL = 256        # a level out of range, or a same-tier child not at a lower level
     SWEEP_BATCH = 8        # positions a sweep expands (prefetching their children) before folding
+    SWEEP_CHUNK = 16       # batches a thread takes at a time from a level (dynamic: a thread the
+                           # system pauses, for the store thread, leaves its share to the others
+                           # instead of holding them at the level's barrier)
     SWEEP_CHUNKS = 256     # pieces a tier is cut into to sort it by level
     SWEEP_SCRATCH = 6      # scratch bytes per position of a swept tier: order (4), level (2)
     POLL_STEPS = 1024      # walk steps between looks at the stop flag
@@ -422,8 +425,8 @@ cdef int sweep_groups(const GameKernel *game, int tier, const uint32_t *order, c
                       bint keyed=False) noexcept nogil:
     """Solve order[first[0]..first[groups]-1] group by group: the indices of group g,
     order[first[g]..first[g+1]-1], have their same-tier children in earlier groups (or solved
-    before the call), so each group is split evenly between the threads (a static split, in
-    batches of SWEEP_BATCH), with a team barrier between groups.  Returns an error code."""
+    before the call), so each group is split between the threads (taken SWEEP_CHUNK batches of
+    SWEEP_BATCH at a time), with a team barrier between groups.  Returns an error code."""
     cdef int64_t g, b, nbatches, lo, hi, n
     cdef int error = 0, e
     cdef int *errp = &error
@@ -439,7 +442,7 @@ cdef int sweep_groups(const GameKernel *game, int tier, const uint32_t *order, c
             hi = first[g + 1]
             if hi > lo:
                 nbatches = (hi - lo + SWEEP_BATCH - 1) // SWEEP_BATCH
-                for b in prange(nbatches, schedule="static"):
+                for b in prange(nbatches, schedule="dynamic", chunksize=SWEEP_CHUNK):
                     if ctl_stopped(ctl):
                         first_error(errp, ERR_STOPPED)
                     if flag_load(errp) == 0:

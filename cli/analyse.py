@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ..solver.errors import BadParameters, BadPosition
+from ..solver.games import GAMES
 from ..solver.tiers import default_threads
 from ..tables import analysis
 from ..tables import locate
@@ -18,18 +19,25 @@ from .common import ANALYSE_PROVERS, WHOLE, app, clear_errors, emit_json, parse_
 from .gamehelp import documented
 
 
-def game_of_text(text: str, table: str | None):
+def game_of_text(text: str, table: str | None, game_name: str | None = None):
     """The game and board a position is analysed on: --table's; else that of a finished
     table of the tables directory whose game and board accept the text; else the smallest
-    board the text can be a position of."""
+    board the text can be a position of.  `game_name` (--game): only that game's boards (the
+    text of a game's variants reads alike)."""
     if table is not None:
+        if game_name is not None:
+            raise BadParameters("name the game with --game or a table with --table, not both")
         with open_table(table) as t:
             game = t.game
         locate.parse_for_table(game, text)
         return game
+    if game_name is not None and game_name not in GAMES:
+        raise BadParameters(f"--game must be one of {', '.join(GAMES)}, not {locate.short(game_name, 20)}")
     fits = []
     for entry in locate.readable(locate.scan()):
         game = entry["_game"]
+        if game_name is not None and game.name != game_name:
+            continue
         try:
             game.check_position(game.parse_position(text))
         except BadPosition:
@@ -42,10 +50,29 @@ def game_of_text(text: str, table: str | None):
                             f"{len(boards)} boards ({locate._names(fits)}); choose one with --table")
     if boards:
         return next(iter(boards.values()))
+    if game_name is not None:
+        return _game_on_smallest_board(GAMES[game_name], text)
     games = locate.guess_games(text)
     if not games:
-        raise BadPosition(f"{locate.short(text)} is no position of {locate._examples()}")
+        raise locate.no_position(text)
     return games[0]
+
+
+def _game_on_smallest_board(entry, text: str):
+    """The game of `entry` on the smallest board whose rules accept the text; else the rules'
+    reason on the first board its shape gives."""
+    reason = None
+    for board in entry.boards_for_text(text):
+        try:
+            game = entry.build(board)
+            game.check_position(game.parse_position(text))
+            return game
+        except BadParameters:
+            continue
+        except BadPosition as exc:
+            reason = reason or exc
+    raise reason or BadPosition(f"{locate.short(text)} is no position of {entry.family} "
+                                f"(like {entry.position_example()!r})")
 
 
 class LiveLine:
@@ -89,13 +116,17 @@ def analyse(
                                         "by Monte Carlo) instead of a time (with --threads 1, "
                                         "the same answer every run)."),
     threads: Optional[int] = typer.Option(None, "--threads", **WHOLE, help="Search threads; "
-                                          "left out, every core."),
+                                          "left out or 0, every core."),
     multipv: Optional[int] = typer.Option(None, "--multipv", **WHOLE, help="Give "
-                                          "values to the K best moves only (the rest: an upper "
-                                          "bound); left out, every move.  Alpha-beta only: the "
+                                          "values to the K best moves (the rest: an upper bound, "
+                                          "unless valued on the way); left out, every move.  Alpha-beta only: the "
                                           "Monte Carlo search values every move."),
     seed: int = typer.Option(0, "--seed", **WHOLE, help="Order of the moves tried first (0: "
                              "as generated), or the Monte Carlo playouts' random stream."),
+    game_name: Optional[str] = typer.Option(None, "--game", metavar="GAME", help="The position's "
+                                            "game, where its text could be another's (a game's "
+                                            "variants read alike); left out, the "
+                                            "first whose rules accept it."),
     table: Optional[str] = typer.Option(None, "--table", help="A table of the position's board "
                                         "(its game and board are the position's); left out, "
                                         "every table of that board in the tables directory."),
@@ -125,7 +156,7 @@ def analyse(
         leaf_bytes = parse_memory(leaf_memory, "--leaf-memory", allow_zero=True)
         threads = default_threads() if threads is None or threads == 0 else threads
         analysis.check_budget(seconds, nodes, threads, multipv, seed)
-        game = game_of_text(position, table)
+        game = game_of_text(position, table, game_name)
         parsed = locate.parse_for_game(game, position)
         game.check_position(parsed)
         paths = [table] if table is not None else tables_of_board(game)

@@ -52,6 +52,8 @@ def game_for_text(name: str, board: dict, text: str):
 def value_text(result: dict) -> str:
     if result.get("exact") is False:
         return f"{analysis.describe_value(result, None, result.get('unit', ''))} (estimate)"
+    if result.get("remoteness_known") is False:
+        return f"{analysis.describe_value(result, None, '')} (exact; how long the game lasts not known)"
     return VALUE_KINDS[result["value_kind"]].text(result["value"], result["remoteness"])
 
 
@@ -99,11 +101,17 @@ def show_command(
             pos = locate.parse_for_game(g, position)
             g.check_position(pos)
         else:
-            path = table if table is not None else locate.table_for_position(position)
-            with open_table(path) as t:
-                locate.parse_for_table(t.game, position)
-                result = queries.query(t, position)
-                g = t.game
+            try:
+                path = table if table is not None else locate.table_for_position(position)
+                with open_table(path) as t:
+                    locate.parse_for_table(t.game, position)
+                    result = queries.query(t, position)
+                    g = t.game
+            except (TableMissing, BeyondTable) as exc:
+                if table is not None and isinstance(exc, TableMissing):
+                    raise                    # the --table file named is missing
+                raise type(exc)(f"{exc}; `sowsolve show ... --game GAME` draws it without "
+                                f"values, `sowsolve analyse` values it with the engine") from None
             pos = g.parse_position(position)
         picture = drawable(g, "show").picture(pos)
         marks = drawing.marks_from_query(result) if result else {}
@@ -169,6 +177,10 @@ def play_command(
                                             "table holds the position, the engine thinks this "
                                             "long a move (any board: with --position, no table "
                                             "is needed)."),
+    game_name: Optional[str] = typer.Option(None, "--game", metavar="GAME", help="With --time "
+                                            "and no table: the game (its standard board, or the "
+                                            "board of --position), where the text could be "
+                                            "another's (a game's variants read alike)."),
 ):
     """Play against the perfect player: it wins as fast as it can and loses as slowly as it
     can (in a game of margins: the best margin).  With --time, the engine plays where the table does not
@@ -182,13 +194,19 @@ def play_command(
     with clear_errors(), stop_on_terminate():
         if seconds is not None:
             analysis.check_budget(seconds, None, 1, None, 0)
-        if table is None and seconds is not None and position is not None:
+        if game_name is not None and (table is not None or seconds is None):
+            raise BadParameters("--game chooses the engine's game: give it with --time, and "
+                                "without --table (a table names its own game)")
+        if table is None and seconds is not None and (position is not None or game_name is not None):
             from .analyse import game_of_text
-            g = game_of_text(position, None)
+            g = game_of_text(position, None, game_name) if position is not None else make_game(game_name)
             paths = tables_of_board(g)
             path = paths[0] if paths else None
         elif table is None and position is not None:
-            path = locate.table_for_position(position)  # the table that fits it, as query finds
+            try:
+                path = locate.table_for_position(position)  # the table that fits it, as query finds
+            except TableMissing as exc:
+                raise TableMissing(f"{exc}; or play the engine with --time SECONDS") from None
         else:
             path = table if table is not None else only_table()
         with (open_table(path) if path is not None else contextlib.nullcontext()) as t:
@@ -204,19 +222,20 @@ def play_command(
             engine = (analysis.Analyser(g, [t] if t is not None else [])
                       if seconds is not None else None)
             answer = _answerer(t, g, engine, seconds)
-            try:
-                answer(current)                  # a start nothing can answer: said first
-            except BeyondTable:
-                if position is not None:
-                    raise
-                raise BadParameters(f"{os.path.basename(path)} is an endgame table, and the start "
-                                    f"is beyond it; give a --position it holds, or --time for "
-                                    f"the engine") from None
+            if engine is None:
+                try:
+                    answer(current)              # a start the table cannot answer: said first
+                except BeyondTable:
+                    if position is not None:
+                        raise
+                    raise BadParameters(f"{os.path.basename(path)} is an endgame table, and the "
+                                        f"start is beyond it; give a --position it holds, or "
+                                        f"--time for the engine") from None
             human = side if side is not None else g.side_to_move(current)
             colour = sys.stdout.isatty()
-            player = "the table" if engine is None else ("the table and the engine" if t is not None
-                                                         else "the engine")
-            typer.echo(f"you play {human} in {g.describe()}; {player} plays "
+            player = ("the table plays" if engine is None else "the table and the engine play"
+                      if t is not None else "the engine plays")
+            typer.echo(f"you play {human} in {g.describe()}; {player} "
                        f"{' and '.join(s for s in sides if s != human)}")
             try:
                 _play(answer, g, [current], human, hints, colour)
@@ -268,8 +287,8 @@ def _end_text(result: dict, mover: str, human: str, sides, gains: dict) -> str:
             return "game over: a tie over the play here"
         winner = mover if lead > 0 else other
         return (f"game over: {winner} ends {abs(lead)} ahead over the play here "
-                f"({'you win' if winner == human else 'the table wins'})")
-    return f"game over: {winner} wins ({'you win' if winner == human else 'the table wins'})"
+                f"({'you win' if winner == human else 'you lose'})")
+    return f"game over: {winner} wins ({'you win' if winner == human else 'you lose'})"
 
 
 def _after(g, position, move, gains: dict) -> tuple:
@@ -308,8 +327,12 @@ def _play(answer, g, history: list, human: str, hints: bool, colour: bool) -> No
             if said in ("quit", "q", "exit"):
                 raise _Quit()
             if said == "hint":
+                visits = {m["move"]: m["visits"] for m in result["moves"] if "visits" in m}
                 for move_text, mark in marks.items():
-                    typer.echo(f"  {move_text}  {mark.short}")
+                    # the Monte Carlo search's estimates come in its order: by playouts
+                    behind = (f"  ({visits[move_text]:,} playout{'s' if visits[move_text] != 1 else ''})"
+                              if visits.get(move_text) and not mark.exact else "")
+                    typer.echo(f"  {move_text}  {mark.short}{behind}")
                 continue
             if said == "undo":
                 # back to before your last move: the last earlier position you were to move in

@@ -297,12 +297,15 @@ def analyse_text(r: dict) -> str:
     if r.get("source") == "table":
         lines.append(f"value      {_value(r, r['value'], r['remoteness'])} (exact: the table)")
     else:
-        lines.append(f"value      {r['value']} (exact: proved by the proof search, no remoteness)"
+        by = {"table": "the endgame table shows it", "search": "the search shows it"}.get(
+            r.get("proved_by"), "proved by the proof search")
+        lines.append(f"value      {r['value']} (exact: {by}, no remoteness)"
                      if r.get("proved") else
                      f"value      {describe_value(r, None, unit)} "
                      + (
                         "(exact: the search reached only ends and table entries)" if r["exact"]
-                        else f"(estimate, in {unit})"))
+                        else "(estimate)" if isinstance(r["value"], str)
+                        else f"(estimate; {unit})"))
     if r["moves"]:
         lines.append("moves      (value for the side playing it; exact or estimated)")
         width = max(len(m["move"]) for m in r["moves"])
@@ -312,7 +315,8 @@ def analyse_text(r: dict) -> str:
                 rem = "no end" if m["remoteness"] is None else m["remoteness"]
                 lines.append(f"  {m['move']:<{width}}  {text:<5} {rem:<6} exact")
             else:
-                label = ("exact (proof)" if m.get("proved") else "exact" if m["exact"]
+                label = ("exact (proof)" if m.get("proved") else "exact (table)" if m.get("table")
+                         else "exact" if m["exact"]
                          else "no playout tried it" if m.get("visits") == 0
                          else f"estimate, {m['visits']:,} playout{'s' if m['visits'] != 1 else ''}" if "visits" in m
                          else f"estimate, depth {m.get('depth', 0)}")
@@ -335,4 +339,10 @@ def analyse_text(r: dict) -> str:
                      + f"{search['threads']} thread{'s' if search['threads'] != 1 else ''})"
                      + (f"; tables at the leaves: {search['leaf_tiers']} tiers"
                         if search.get("leaf_tiers") else "; no table at the leaves"))
+        leaves = (search.get("proof") or {}).get("leaves")
+        if leaves:
+            lines.append(f"proof      lines end in the endgame table {leaves['file']} (at most "
+                         f"{leaves['max_discs']} discs)")
+        if search.get("endgame_table"):
+            lines.append(f"table      {search['endgame_table']}: the moves to positions it holds")
     return "\n".join(lines)

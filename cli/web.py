@@ -41,14 +41,14 @@ from starlette.routing import Route
 
 from ..solver import drawing
 from ..solver.errors import BadMove, BadParameters, BadPosition
-from ..solver.search import DEFAULT_MAX_POSITIONS, SearchLimitReached
+from ..solver.search import SearchLimitReached
 from ..solver.tiers import default_threads
 from ..tables import analysis, query as queries
 from ..tables.format import BeyondTable, NotInTable, TableChanged, TableError
 from ..tables.store import open_table
 
 #: positions a query may search where a keyed table lacks one (as `query` by default)
-SEARCH_LIMIT = DEFAULT_MAX_POSITIONS
+SEARCH_LIMIT = 1 << 20
 #: searches running at once; a request that needs another gets HTTP 503 at once
 MAX_SEARCHES = 1
 #: the analysis engine's time, transposition table and leaf tables for a position no table holds
@@ -210,6 +210,8 @@ class Explorer:
             result = engine.analyse(table.game.parse_position(text), seconds=ENGINE_SECONDS,
                                     threads=default_threads(), on_status=stop_with_server)
         result["search"]["leaf_tables"] = [name]          # tables by file name, never by path
+        if "endgame_table" in result["search"]:
+            result["search"]["endgame_table"] = name
         return result
 
 
@@ -249,6 +251,9 @@ def create_app(paths: list[str], hosts: list[str] | None = None,
             raise BadRequest(f"name a table with table=NAME: this explorer serves "
                              f"{', '.join(sorted(tables))}")
         if name not in tables:
+            if "/" in name or "\\" in name:
+                raise BadRequest(f"name a served table by its file name, not a path: "
+                                 f"{', '.join(sorted(tables))}")
             raise BadRequest(f"no table named {name[:60]!r} is served here")
         return name
 
@@ -416,6 +421,7 @@ function shortValue(m) {
   }
   const v = typeof m.value === "number" ? (m.value > 0 ? "+" + m.value : String(m.value)) : m.value;
   if (m.remoteness === null && m.proved) return v + " proved";   // a proof: no remoteness
+  if (m.remoteness === null && m.remoteness_known === false) return v + " exact";  // length not known
   return v + " " + (m.remoteness === null ? "no end" : m.remoteness);
 }
 

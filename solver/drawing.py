@@ -73,6 +73,9 @@ class Mark:
     #                                            (None: an estimate not made yet)
     remoteness: int | None
     exact: bool = True
+    #: False where an exact value comes without its length (a search that reached only ends
+    #: and table entries): a null remoteness then is not play that never ends
+    remoteness_known: bool = True
 
     @property
     def tone(self) -> str:
@@ -95,12 +98,15 @@ class Mark:
         head = self.value if isinstance(self.value, str) else f"{self.value:+d}" if self.value else "0"
         if self.remoteness is None and self.value in ("win", "loss"):
             return f"{head} proved"            # a proof: the value, no remoteness
+        if self.remoteness is None and not self.remoteness_known:
+            return f"{head} exact"             # the search's: no length
         return f"{head} {'no end' if self.remoteness is None else self.remoteness}"
 
 
 def marks_from_query(result: dict) -> dict[str, Mark]:
     """Each move of a query result (tables/query.py) as a mark."""
-    return {m["move"]: Mark(m["value"], m["remoteness"], m.get("exact", True))
+    return {m["move"]: Mark(m["value"], m["remoteness"], m.get("exact", True),
+                            m.get("remoteness_known", True))
             for m in result.get("moves", [])}
 
 

@@ -85,7 +85,7 @@ def score_estimate(game: Game, threads: int, solved_tiers, order=None,
     return Estimate(game.name, game.describe(), positions, True, BASELINE_MEMORY + round(memory),
                     TABLE_OVERHEAD + round(rates.table_bytes_per_position * sum(sizes.values())),
                     positions / rate * rates.wall_over_kernel, used,
-                    f"{rates.positions_per_second / 1e6:.1f} M positions/s on "
+                    f"scaled from {rates.positions_per_second / 1e6:.1f} M positions/s on "
                     f"{rates.threads} {'thread' if rates.threads == 1 else 'threads'}, "
                     f"{rates.memory_bytes_per_position:g} bytes per position of the tier solved"
                     + (", lower tiers mapped from disk" if out_of_core else ""),
@@ -111,7 +111,7 @@ def window_estimate(game: Game, threads: int, solved_tiers, order=None,
                     BASELINE_MEMORY + RECORD_BYTES * window + round(max(working, 0)),
                     TABLE_OVERHEAD + round(rates.table_bytes_per_position * sum(sizes.values())),
                     positions / rate * rates.wall_over_kernel, threads,
-                    f"{rates.positions_per_second / 1e6:.1f} M positions/s on "
+                    f"scaled from {rates.positions_per_second / 1e6:.1f} M positions/s on "
                     f"{rates.threads} {'thread' if rates.threads == 1 else 'threads'}"
                     + (", lower tiers mapped from disk" if out_of_core else ""),
                     lower_on_disk=RECORD_BYTES * on_disk if out_of_core else 0)

@@ -9,6 +9,7 @@ position and an engine's evaluation elsewhere, and never mixes the two up.
 """
 from __future__ import annotations
 
+import operator
 import threading
 import time
 from dataclasses import dataclass
@@ -88,6 +89,10 @@ class Analyser:
                  fpu: float = MCTS_FPU, ordered: bool = True):
         if not isinstance(game, Playable) or game.evaluation is None:
             raise BadParameters(f"{game.describe()} has no analysis engine")
+        tables = check_tables(tables)
+        leaf_bytes = _whole(leaf_bytes, "leaf_bytes", "--leaf-memory")
+        if leaf_bytes < 0:
+            raise BadParameters(f"--leaf-memory (leaf_bytes) must be 0 or more, not {leaf_bytes:,}")
         # the game declares its search (Evaluation.monte_carlo); a bench may ask for the other
         if search is None:
             search = "alphabeta" if game.evaluation.monte_carlo is None else "mcts"
@@ -132,17 +137,41 @@ class Analyser:
                                       solver=True, informed=True, reuse=reuse,
                                       weights=self.evaluation.weights if ordered else None,
                                       fpu=fpu)
-        # the play kernel locates positions as the game's own tables index them (a keyed
-        # endgame table, indexed by tiers, is not one of them)
-        self.tables = [t for t in tables if t.game.name == game.name
-                       and t.game.parameters() == game.parameters()
-                       and t.game.solver.indexing == game.solver.indexing]
+        # the play kernel locates positions as the board's own tables index them (the
+        # board's game's, also where `game` is an endgame table's: an endgame table indexed
+        # by tiers of its own is not one of them)
+        board_tables = [t for t in tables if t.game.name == game.name
+                        and t.game.parameters() == game.parameters()]
+        self.tables = [t for t in board_tables if t.game.solver.indexing == plain.solver.indexing]
+        # such an endgame table (every position of at most D discs) answers the moves to the
+        # positions it holds, and ends the proof search's lines as `prove --tables` does
+        self.endgame, self._proof_leaves, taken = self._endgame_leaves(
+            [t for t in board_tables if t not in self.tables], leaf_bytes)
+        leaf_bytes -= taken                     # one budget for the leaves of both searches
         # the Monte Carlo search reads no tables at its leaves: a position a board's table holds
         # is answered whole before any search (`analyse`), and a playout runs to the end
         self.leaves = self._load_leaves(leaf_bytes if search == "alphabeta" else 0)
         self._lock = threading.Lock()
         self._proof: dict | None = None          # this search's proof phase, see _prove_first
         self._control = Control()              # this search's stop flag (the proof reads it)
+
+    def _endgame_leaves(self, tables: Sequence[Table], budget: int):
+        """(table, proof leaves, their bytes): the endgame table of the most stones among
+        `tables` (it labels the moves to positions it holds), and the proof search's leaves from
+        the one of the most stones whose records fit `budget` (None, 0 where the proof search
+        does not run or takes no leaves, or none fits)."""
+        from .leaves import leaves_from
+        endgames = sorted((t for t in tables if t.meta.get("max_stones") is not None),
+                          key=lambda t: (int(t.meta["max_stones"]), t.path), reverse=True)
+        if not endgames:
+            return None, None, 0
+        if not self.proves or getattr(self._proof_game, "board_kernel", None) is None:
+            return endgames[0], None, 0
+        for table in endgames:
+            size = sum(table.tier_size(tier) for tier in table.tiers) * 2
+            if size <= budget:
+                return endgames[0], leaves_from(self._proof_game, table), size
+        return endgames[0], None, 0
 
     def _load_leaves(self, budget: int) -> dict:
         """Every solved tier of the board's tables, fewest stones first, while they fit the
@@ -239,6 +268,7 @@ class Analyser:
                 raise failure[0]
             result = self._result(position, state, threads)
         if interrupted:
+            result["interrupted"] = True
             raise Interrupted(result)
         return result
 
@@ -255,8 +285,9 @@ class Analyser:
         the position: (seconds, expansions) it took.  Ctrl-C ends it where it is."""
         root = self._proof_game.proof_key(position)
         if self._prover is None:
-            self._prover = _proofsearch.Prover(self._proof_game.proof_capsule(), root,
-                                               self._proof_entries)
+            capsule = (self._proof_game.proof_capsule() if self._proof_leaves is None
+                       else self._proof_leaves.kernel.capsule())
+            self._prover = _proofsearch.Prover(capsule, root, self._proof_entries)
         else:
             self._prover.aim(root)
         prover = self._prover
@@ -321,7 +352,10 @@ class Analyser:
                     "exact": exact and not bound, "bound": "upper" if bound else None}
         if exact and not bound:
             if margin_game:
-                return {"value": score // scale, "remoteness": None, "exact": True, "bound": None}
+                # exact, but how long the game lasts the search does not say (a table's null
+                # remoteness means play that never ends: this is not that)
+                return {"value": score // scale, "remoteness": None, "remoteness_known": False,
+                        "exact": True, "bound": None}
             return {"value": "draw", "remoteness": None, "exact": True, "bound": None}
         return {"value": round(score / 100.0, 2), "remoteness": None, "exact": False,
                 "bound": "upper" if bound else None}
@@ -333,12 +367,27 @@ class Analyser:
         if phi != 0 and delta != 0:
             return
         win = delta == 0                 # the opponent, to move there, is lost
-        entry.pop("bound", None)
-        entry.pop("depth", None)
+        for key in ("bound", "depth", "visits"):
+            entry.pop(key, None)
         # ranks below a win of known length, above a loss of known length
         limit = _engine.MATE_LIMIT + 1
         entry.update(value="win" if win else "loss", remoteness=None, exact=True, proved=True,
                      score=limit if win else -limit)
+
+    def _endgame_move(self, entry: dict, position, move) -> None:
+        """Label a move the engine only estimated or proved with the endgame table's value of
+        the position it leads to, where the table holds it (remoteness included)."""
+        table, game = self.endgame, self.game
+        try:
+            record = table.record(game.play(position, move))
+        except (NotInTable, BeyondTable):
+            return
+        value = table.game.value_kind.decode(record).for_mover(game.move_gain(position, move))
+        for key in ("bound", "depth", "visits", "proved"):
+            entry.pop(key, None)
+        score = _engine.MATE_SCORE - value.remoteness
+        entry.update(value=value.value, remoteness=value.remoteness, exact=True, table=True,
+                     score=score if value.value == "win" else -score)
 
     def _alphabeta_moves(self, position) -> tuple[list[dict], bool, dict]:
         """The alpha-beta engine's root moves as entries (with "score", best first within each
@@ -357,6 +406,7 @@ class Analyser:
                 del entry["bound"]
             entry["score"] = score
             entry["_code"] = code
+            entry["_proven"] = bool(proven)
             moves.append(entry)
         search = {"method": "alphabeta", "depth": depth, "nodes": nodes, "seconds": round(seconds, 3),
                   "nodes_per_second": int(nodes / seconds) if seconds > 0 else None}
@@ -393,30 +443,44 @@ class Analyser:
             moves, every_proven, search = self._mcts_moves(position)
         else:
             moves, every_proven, search = self._alphabeta_moves(position)
-        if self._proof is not None:
-            for entry in moves:
-                if not entry["exact"]:
-                    self._proved_move(entry, game.play(position, game.play_move(position, entry["_code"])))
+        for entry in moves:
+            move = game.play_move(position, entry["_code"])
+            if self.endgame is not None and (not entry["exact"] or entry.get("proved")):
+                self._endgame_move(entry, position, move)
+            if self._proof is not None and not entry["exact"]:
+                self._proved_move(entry, game.play(position, move))
         # best first within each rank (_rank); a proved win scores below a win of known length
         moves.sort(key=lambda m: (_rank(m), -m["score"]))
         final = not moves
         if final:
             score = self.engine.final(state)
             value = self.value_of(score, True)
+            value.update(remoteness=0)            # over: its length is known, none
+            value.pop("remoteness_known", None)
             best: list[str] = []
         else:
             top = moves[0]
             proved = self._proof["value"] if self._proof is not None else None
-            # a proved winning move proves the position; a proved losing one only when every
-            # move is settled so (then it ranks first: nothing better is left)
-            if top.get("proved"):
-                value = {"value": top["value"], "remoteness": None, "exact": True, "proved": True}
-            elif self.mcts is not None:
-                value = {k: top[k] for k in ("value", "remoteness", "exact")}
-                if proved is not None:
-                    value = {"value": proved, "remoteness": None, "exact": True, "proved": True}
-            else:
-                value = self.value_of(top["score"], every_proven and top["exact"])
+            # every move's value known (or, alpha-beta's --multipv, proven at most the best's)
+            settled = all(m["exact"] or m.get("_proven") for m in moves)
+            value = None
+            if top["exact"] and top["value"] in ("win", "loss"):
+                # the fastest win or the slowest loss comes first; its length is the position's
+                # when every move is settled and no move that counts lacks its length
+                lengths = [m["remoteness"] for m in moves if "bound" not in m
+                           and (top["value"] == "loss" or m["value"] == "win")]
+                if settled and top["remoteness"] is not None and None not in lengths:
+                    value = {"value": top["value"], "remoteness": top["remoteness"], "exact": True}
+                elif top["value"] == "win" or settled:
+                    # a winning move shows a win, every move lost a loss: the length not known
+                    value = {"value": top["value"], "remoteness": None, "exact": True,
+                             "proved": True, "by": ("table" if top.get("table") else "proof"
+                                                    if top.get("proved") else "search")}
+            if value is None:
+                if self.mcts is not None:
+                    value = {k: top[k] for k in ("value", "remoteness", "exact")}
+                else:
+                    value = self.value_of(top["score"], settled and top["exact"])
                 if proved is not None and not value["exact"]:
                     value = {"value": proved, "remoteness": None, "exact": True, "proved": True}
             best = [m["move"] for m in moves if m["score"] == top["score"] and "bound" not in m]
@@ -434,6 +498,7 @@ class Analyser:
             line = _line_texts(game, position, codes)
         for m in moves:
             del m["_code"]
+            m.pop("_proven", None)
             if self.mcts is not None:
                 del m["score"]             # the search's order, shown by the order of the moves
         result = {
@@ -446,10 +511,17 @@ class Analyser:
             "search": {**search, "threads": threads, "leaf_tiers": self.leaves["tiers"],
                        "leaf_tables": self.leaves["tables"]},
         }
+        if value.get("remoteness_known") is False:
+            result["remoteness_known"] = False
         if value.get("proved"):
             result["proved"] = True
+            result["proved_by"] = value.get("by", "proof")
+        if self.endgame is not None:
+            result["search"]["endgame_table"] = self.endgame.path
         if self._proof is not None:
             result["search"]["proof"] = {k: self._proof[k] for k in ("expansions", "seconds", "value")}
+            if self._proof_leaves is not None:
+                result["search"]["proof"]["leaves"] = self._proof_leaves.citation
             if "gave_up" in self._proof:
                 result["search"]["proof"]["gave_up"] = self._proof["gave_up"]
         return result
@@ -498,6 +570,8 @@ def describe_value(v: dict, game: Game, unit: str) -> str:
     if isinstance(v["value"], str) and v["value"] in ("win", "loss"):
         if v["remoteness"] is None:          # proved: a proof gives no remoteness
             return f"{v['value']} (proved)"
+        if v["remoteness"] == 0 and v["exact"]:
+            return f"{v['value']} (game over)"
         text = f"{v['value']} in {v['remoteness']}"
         if v.get("bound"):
             return f"at most {text}"
@@ -508,24 +582,62 @@ def describe_value(v: dict, game: Game, unit: str) -> str:
     return f"{prefix}{v['value']:+.2f}"
 
 
+def _whole(value, name: str, option: str) -> int:
+    """`value` as an int where it is a whole number (numpy's too; not a bool); else
+    BadParameters naming it."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise BadParameters(f"{option} ({name}) must be a whole number, not "
+                        f"{str(value)[:20]!r} ({type(value).__name__})")
+
+
 def check_budget(seconds, nodes, threads, multipv, seed) -> tuple:
-    """The budget checked: one sentence naming what is wrong (BadParameters)."""
+    """The budget checked: one sentence naming what is wrong (BadParameters), the option and
+    the Python parameter alike.  Threads 0: every core (as every command's --threads 0)."""
+    from ..solver.tiers import default_threads
     if seconds is not None and nodes is not None:
-        raise BadParameters("give a time (--time) or a node budget (--nodes), not both")
-    if seconds is not None and not (0 < seconds <= MAX_SECONDS) or seconds != seconds:
-        raise BadParameters(f"--time must be more than 0 and at most {MAX_SECONDS:g} seconds, "
-                            f"not {str(seconds)[:20]}")
-    if nodes is not None and not 1 <= nodes <= MAX_NODES:
-        raise BadParameters(f"--nodes must be from 1 to {MAX_NODES:,}, not {str(nodes)[:20]}")
+        raise BadParameters("give a time (--time, seconds) or a node budget (--nodes, nodes), not both")
+    if seconds is not None:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise BadParameters(f"--time (seconds) must be a number, not {str(seconds)[:20]!r}")
+        if not 0 < seconds <= MAX_SECONDS:         # NaN fails too
+            raise BadParameters(f"--time (seconds) must be more than 0 and at most {MAX_SECONDS:g} "
+                                f"seconds, not {str(seconds)[:20]}")
+    if nodes is not None:
+        nodes = _whole(nodes, "nodes", "--nodes")
+        if not 1 <= nodes <= MAX_NODES:
+            raise BadParameters(f"--nodes (nodes) must be from 1 to {MAX_NODES:,}, not {str(nodes)[:20]}")
+    threads = _whole(threads, "threads", "--threads")
+    if threads == 0:
+        threads = min(default_threads(), MAX_THREADS)
     if not 1 <= threads <= MAX_THREADS:
-        raise BadParameters(f"--threads must be from 1 to {MAX_THREADS}, not {str(threads)[:20]}")
-    if multipv is not None and not 1 <= multipv <= 512:
-        raise BadParameters(f"--multipv must be from 1 to 512, not {str(multipv)[:20]}")
-    if not 0 <= seed < 1 << 63:
-        raise BadParameters(f"--seed must be from 0 to 2^63-1, not {str(seed)[:20]}")
+        raise BadParameters(f"--threads (threads) must be 0 (every core) or from 1 to {MAX_THREADS}, "
+                            f"not {str(threads)[:20]}")
+    if multipv is not None and not 1 <= _whole(multipv, "multipv", "--multipv") <= 512:
+        raise BadParameters(f"--multipv (multipv) must be from 1 to 512, not {str(multipv)[:20]}")
+    if not 0 <= _whole(seed, "seed", "--seed") < 1 << 63:
+        raise BadParameters(f"--seed (seed) must be from 0 to 2^63-1, not {str(seed)[:20]}")
     if seconds is None and nodes is None:
         seconds = DEFAULT_SECONDS
     return seconds, nodes, threads
+
+
+def check_tables(tables) -> tuple:
+    """`tables` as a tuple of open tables (sowsolve.open_table; None: none), else
+    BadParameters."""
+    if tables is None:
+        return ()
+    if isinstance(tables, (str, bytes, Table)) or not hasattr(tables, "__iter__"):
+        raise BadParameters(f"tables must be a list of open tables (sowsolve.open_table), not "
+                            f"{str(tables)[:40]!r}")
+    tables = tuple(tables)
+    if not all(isinstance(t, Table) for t in tables):
+        raise BadParameters(f"tables must be a list of open tables (sowsolve.open_table), not "
+                            f"{str(tables)[:40]!r}")
+    return tables
 
 
 def check_hash(hash_bytes: int, besides: int = 0) -> None:
@@ -534,8 +646,9 @@ def check_hash(hash_bytes: int, besides: int = 0) -> None:
     (the whole table is cleared, so touched, per search)."""
     from ..solver.estimate import available_memory
     available = available_memory()
+    hash_bytes = _whole(hash_bytes, "hash_bytes", "--hash")
     if hash_bytes < 1 << 20:
-        raise BadParameters(f"--hash must be at least 1M, not {hash_bytes:,} bytes")
+        raise BadParameters(f"--hash (hash_bytes) must be at least 1M, not {hash_bytes:,} bytes")
     if available is not None and hash_bytes + besides > available:
         also = (f" (and {besides / (1 << 30):.1f} GiB for the proof search's table besides it)"
                 if besides else "")
@@ -576,18 +689,18 @@ def analyse(position, game: Game | None = None, tables: Sequence[Table] = (), *,
     `nodes`, on `threads` threads, with those tables' tiers at its leaves ("source": "engine").
     Ctrl-C raises Interrupted, whose `result` is the best found so far."""
     seconds, nodes, threads = check_budget(seconds, nodes, threads, multipv, seed)
+    tables = check_tables(tables)
     if game is None and tables:
         game = tables[0].game
     elif game is None:
         # the game the text is a position of, on the smallest board it fits, as the command
         # line reads it (text that fits two games' boards, variants written alike: the first)
-        from .locate import guess_games, _examples
-        from ..solver.errors import BadPosition, quote
+        from .locate import guess_games, no_position
         if not isinstance(position, str):
             raise BadParameters("name the game (a Game) of a position that is not text")
         games = guess_games(position)
         if not games:
-            raise BadPosition(f"{quote(position, 40)} is no position of {_examples()}")
+            raise no_position(position)
         game = games[0]
     if isinstance(position, str):
         position = game.parse_position(position)

@@ -14,8 +14,13 @@ from .store import open_table
 def leaves_of(game: Game, path: str) -> proofs.Leaves:
     """The proof search's leaves from the endgame table at `path` (of `game`'s board)."""
     with open_table(path) as t:
-        records = {int(tier): t.tier_records(tier) for tier in t.tiers}
-        return proofs.table_leaves(game, t.game, records, int(t.meta["max_stones"]), path)
+        return leaves_from(game, t)
+
+
+def leaves_from(game: Game, table) -> proofs.Leaves:
+    """The proof search's leaves from an open endgame table of `game`'s board."""
+    records = {int(tier): table.tier_records(tier) for tier in table.tiers}
+    return proofs.table_leaves(game, table.game, records, int(table.meta["max_stones"]), table.path)
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,26 @@ def guess_games(text: str) -> list[Game]:
     return found
 
 
+def no_position(text: str) -> BadPosition:
+    """Why `text` is no position of any game: the rules' own reason on the smallest board of
+    the first game whose position text it looks like (too many stones, stacks apart, ...), else
+    what the games' positions look like."""
+    for entry in registry.GAMES.values():
+        if not entry.looks_like(text):
+            continue
+        boards = entry.boards_for_text(text)
+        for board in boards:
+            try:
+                game = entry.build(board)
+                game.check_position(game.parse_position(text))
+            except BadParameters:
+                continue
+            except BadPosition as exc:
+                # the board, where the text alone gives it (not a guess of the stones a pit)
+                return BadPosition(f"{game.describe()}: {exc}" if len(boards) == 1 else str(exc))
+    return BadPosition(f"{short(text)} is no position of {_examples()}")
+
+
 def _examples() -> str:
     """'<family> (like <example>), <family> (<example>) or <family> (<example>)'."""
     shown: dict[str, str] = {}
@@ -156,11 +176,9 @@ def table_for_position(text: str, directory: str | None = None,
                             f"({_names(fits)}); choose one with --table")
     games = guess_games(text)
     if not games:
-        for entry in tables:
-            if registry.entry_of(entry["_game"]).looks_like(text):
-                # says what is wrong with the text, or why it cannot arise on that board
-                entry["_game"].check_position(entry["_game"].parse_position(text))
-        raise BadPosition(f"{short(text)} is no position of {_examples()}")
+        # what is wrong with the text, or why it cannot arise on the board its shape gives
+        # (not on the board of some table of the directory that it does not fit)
+        raise no_position(text)
     damaged = [e for e in entries if e["status"] not in ("table", "unfinished")
                and e["file"].endswith(".sqlite")]
     if damaged:         # the table that would answer may be the damaged one: never pass it over

@@ -4,6 +4,7 @@ given the table), tables at its leaves, Ctrl-C, bad input, determinism."""
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -313,6 +314,54 @@ def test_endgame_table_at_the_leaves(tables, tmp_path):
             assert m["exact"] and m["value"] == truth[m["move"]]
 
 
+def test_an_overflow_endgame_table_labels_moves_and_ends_proofs(tmp_path):
+    """Overflow 3x4 with the endgame table of at most 7 discs (indexed by tiers of its own, which
+    the engine's leaves cannot read): on positions of 8 discs, every move to a position that
+    table holds is exact with the value and remoteness of the table of at most 8 discs, and the
+    proof search ends its lines in the small table (cited in the result) and proves what the big
+    table says."""
+    small, big = str(tmp_path / "o7.sqlite"), str(tmp_path / "o8.sqlite")
+    for limit, path in ((7, small), (8, big)):
+        done = run_cli("solve", "overflow", "--size", "3x4", "--max-discs", str(limit), "--table", path)
+        assert done.returncode == 0, done.stderr
+    with open_table(small) as leaves, open_table(big) as whole:
+        game = make_game("overflow", size="3x4")
+        # the endgame table's own game (as `analyse` finds it in a directory) reads no tiers at
+        # the alpha-beta engine's leaves: its play kernel locates the board's own tables
+        assert Analyser(whole.game, [leaves], search="alphabeta").leaves["tiers"] == 0
+        analyser = Analyser(game, [leaves], hash_bytes=1 << 22, proof_share=0.5)
+        assert analyser.endgame is leaves and analyser._proof_leaves.max_discs == 7
+        rng = random.Random(3)
+        labelled = proved = tried = 0
+        for position in sampled_positions(whole, 400, rng):
+            if sum(position.heights) != 8 or game.outcome(position) is not None:
+                continue
+            truth = whole.query(game.format_position(position))
+            values = {m["move"]: (m["value"], m["remoteness"]) for m in truth["moves"]}
+            result = analyser.analyse(position, nodes=4000, threads=1)
+            tried += 1
+            assert result["search"]["proof"]["leaves"]["max_discs"] == 7
+            for m in result["moves"]:
+                if m.get("table"):
+                    assert (m["value"], m["remoteness"]) == values[m["move"]], m
+                    labelled += 1
+                elif m["exact"]:
+                    assert m["value"] == values[m["move"]][0], m
+            if result["exact"]:
+                assert result["value"] == truth["value"]
+                if result["remoteness"] is not None:
+                    assert result["remoteness"] == truth["remoteness"]
+                proved += 1
+            table_moves = [m for m in result["moves"] if m.get("table")]
+            if truth["value"] == "loss" and table_moves:
+                # the slowest loss the table shows comes before faster ones and proved ones
+                slowest = max(m["remoteness"] for m in table_moves)
+                assert result["moves"][0]["remoteness"] == slowest or not result["moves"][0]["exact"]
+            if tried == 25:
+                break
+        assert tried == 25 and labelled > 50 and proved > 10, (labelled, proved)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name,board,limit", [
     ("zigzag", dict(cols=6, stones=5), 4), ("zigzag", dict(cols=4, stones=3), 6),
@@ -376,16 +425,16 @@ def run_cli(*args, env=None, **kw):
 
 
 @pytest.mark.parametrize("args,fragment", [
-    (["--time", "0"], "--time must be more than 0"),
-    (["--time", "-2"], "--time must be more than 0"),
-    (["--nodes", "0"], "--nodes must be from 1"),
+    (["--time", "0"], "--time (seconds) must be more than 0"),
+    (["--time", "-2"], "--time (seconds) must be more than 0"),
+    (["--nodes", "0"], "--nodes (nodes) must be from 1"),
     (["--time", "1", "--nodes", "5"], "not both"),
-    (["--threads", "999"], "--threads must be from 1"),
-    (["--multipv", "0"], "--multipv must be from 1"),
+    (["--threads", "999"], "--threads (threads) must be 0 (every core) or from 1"),
+    (["--multipv", "0"], "--multipv (multipv) must be from 1"),
     (["--hash", "lots"], "--hash must be a size"),
     (["--hash", "0"], "--hash must be more than 0"),
     (["--hash", "15T"], "more than the"),
-    (["--hash", "100K"], "--hash must be at least 1M"),
+    (["--hash", "100K"], "--hash (hash_bytes) must be at least 1M"),
 ])
 @pytest.mark.slow
 def test_bad_budgets_are_one_sentence(tmp_path, args, fragment):
@@ -403,6 +452,50 @@ def test_bad_positions_are_one_sentence(tmp_path, text):
     assert done.stderr.startswith("sowsolve: ") and "Traceback" not in done.stderr
     assert not done.stdout
     assert os.listdir(tmp_path) == []            # a read creates nothing
+
+
+@pytest.mark.parametrize("text,reason", [
+    ("2111/1111/1111 L", "holds 13 discs, more than the 12 of the start"),
+    ("1100/0000/0011 L", "do not form one group"),
+    ("0000/0000 A", "an empty board is no position"),
+])
+def test_a_bad_position_says_what_the_rules_refuse(tmp_path, text, reason):
+    """The rules' own reason on the board the text's shape gives (RULES.md: no more discs than
+    the start, one group, the empty board), not a list of examples -- and not the complaint of
+    a table of another board that the directory happens to hold."""
+    with pytest.raises(ValueError, match=reason):
+        analyse(text, nodes=10)
+    solve_to(str(tmp_path / "overflow-size3x3.sqlite"), "overflow", size="3x3")
+    for command in ("query", "analyse"):
+        done = run_cli(command, text, "--nodes" if command == "analyse" else "--json",
+                       *(["10"] if command == "analyse" else []),
+                       env={"SOWSOLVE_TABLES": str(tmp_path)})
+        assert done.returncode == 2 and reason in done.stderr, (command, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("kwargs,fragment", [
+    (dict(nodes=1.5), "nodes) must be a whole number"),
+    (dict(nodes=True), "nodes) must be a whole number"),
+    (dict(nodes="100"), "nodes) must be a whole number"),
+    (dict(seconds="1"), "seconds) must be a number"),
+    (dict(seconds=float("nan")), "seconds) must be more than 0"),
+    (dict(nodes=10, threads=-1), "threads) must be 0 (every core) or from 1"),
+    (dict(nodes=10, leaf_bytes=-1), "leaf_bytes) must be 0 or more"),
+    (dict(nodes=10, hash_bytes=2.5e6), "hash_bytes) must be a whole number"),
+    (dict(nodes=10, tables="notalist"), "tables must be a list of open tables"),
+    (dict(nodes=10, tables=3), "tables must be a list of open tables"),
+])
+def test_python_budgets_are_one_sentence_naming_the_parameter(kwargs, fragment):
+    """From Python as from the command line: a bad budget is one sentence (a ValueError) that
+    names the parameter, never a TypeError from deep inside."""
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        analyse("1100/0011 A", **kwargs)
+
+
+def test_threads_zero_is_every_core_as_on_the_command_line():
+    result = analyse("1100/0011 A", nodes=100, threads=0)
+    assert result["search"]["threads"] >= 1
 
 
 def test_multipv_values_come_from_valued_moves(tmp_path):
@@ -484,7 +577,42 @@ def test_ctrl_c_prints_the_best_so_far(tmp_path):
     assert result["moves"] and result["search"]["method"] == "mcts"   # Overflow's search
     assert result["search"]["playouts"] >= 1000 and result["search"]["seconds"] >= 5
     assert not any(m["exact"] for m in result["moves"])
+    assert result["interrupted"] is True
     assert len(err.strip().splitlines()) == 1 and "interrupted" in err
+
+
+def test_an_exact_margin_without_its_length_is_not_play_that_never_ends(tmp_path):
+    """Zig Zag 2x4, P to move, one seed in each of its first two pits, nothing else: the search
+    reaches the end and gives exact margins without a length; a table's null remoteness means
+    play that never ends, so these say they do not know it (JSON) and `play` never prints
+    "no end" for them (it once did)."""
+    text = "1100/0000 P - p"
+    env = {"SOWSOLVE_TABLES": str(tmp_path)}
+    done = run_cli("analyse", text, "--nodes", "20000", "--threads", "1", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    exact = [m for m in result["moves"] if m["exact"]]
+    assert exact and all(m["remoteness_known"] is False for m in exact if m["remoteness"] is None)
+    played = run_cli("play", "--position", text, "--time", "0.2", "--hints", "--as", "p",
+                     input="quit\n", env=env)
+    assert played.returncode == 0, played.stderr
+    assert "no end" not in played.stdout and "never ends" not in played.stdout
+
+
+def test_game_chooses_between_variants_written_alike(tmp_path):
+    """The standard Diffusion start reads as v1 and as v2: --game says which."""
+    env = {"SOWSOLVE_TABLES": str(tmp_path)}
+    for given, expected in ((None, "Diffusion v1"), ("diffusion-v2", "Diffusion v2")):
+        done = run_cli("analyse", "444444/444444 A", "--nodes", "2000", "--threads", "1", "--json",
+                       *(["--game", given] if given else []), env=env)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["description"].startswith(expected)
+    wrong = run_cli("analyse", "444444/444444 A", "--game", "overflow", "--nodes", "10", env=env)
+    assert wrong.returncode == 2 and "no position of Overflow" in wrong.stderr
+    played = run_cli("play", "--game", "diffusion-v2", "--time", "0.05", input="quit\n", env=env)
+    assert played.returncode == 0 and "Diffusion v2, 2x6" in played.stdout, played.stderr
+    alone = run_cli("play", "--game", "diffusion-v2", input="quit\n", env=env)
+    assert alone.returncode == 2 and "with --time" in alone.stderr
 
 
 def test_query_names_analyse_where_no_table_answers(tmp_path):
@@ -613,7 +741,7 @@ def test_monte_carlo_answers_read_as_estimates(capsys):
     result = analyse(game.initial(), game, nodes=3000, threads=1)
     text = analyse_text(result)
     import re
-    assert re.search(r"estimate, [\d,]+ playouts", text) and "Monte Carlo, 3,0" in text and "(estimate, in expected result" in text
+    assert re.search(r"estimate, [\d,]+ playouts", text) and "Monte Carlo, 3,0" in text and "(estimate; expected result" in text
     line = LiveLine()
     line.shown = True
     line(Status(0, 12345, 0.5, "a1-b2", "~+0.20", search="mcts"))

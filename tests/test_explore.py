@@ -269,8 +269,8 @@ def test_the_api_answers_what_query_json_prints(client, tables):
     ({"position": "11/11 A"}, "name a table"),
     ({"table": "d21.sqlite"}, "give the position"),
     ({"position": "11/1 A", "table": "d21.sqlite"}, "row"),
-    ({"position": "11/11 A", "table": "../d21.sqlite"}, "no table named"),
-    ({"position": "11/11 A", "table": "/etc/passwd"}, "no table named"),
+    ({"position": "11/11 A", "table": "../d21.sqlite"}, "by its file name, not a path"),
+    ({"position": "11/11 A", "table": "/etc/passwd"}, "by its file name, not a path"),
     ({"position": "x" * 400, "table": "d21.sqlite"}, "longer than"),
 ])
 def test_the_api_answers_bad_input_with_400_and_one_sentence(client, params, fragment):
@@ -340,6 +340,23 @@ def test_the_api_names_tables_by_file_name_and_offers_only_starts_they_hold(tmp_
         assert all("exact" in m for m in beyond.json()["moves"])
         inside = client.get("/api/query", params={"position": "1001/0001 A"})
         assert inside.status_code == 200 and inside.json()["table"] == "endgame.sqlite"
+
+
+def test_the_api_names_an_overflow_endgame_table_by_file_name_beyond_it(tmp_path):
+    """Beyond an Overflow endgame table the engine answers with the table at its proof's leaves
+    and on the moves to positions it holds: the table is named by its file name, no path."""
+    from starlette.testclient import TestClient
+    from sowsolve.cli.web import create_app
+    endgame = tmp_path / "deep" / "o33.sqlite"
+    made = cli("solve", "overflow", "--size", "3x3", "--max-discs", 5, "--table", endgame)
+    assert made.exit_code == 0, made.output
+    with TestClient(create_app([str(endgame)])) as client:
+        beyond = client.get("/api/query", params={"position": "110/121/000 L"})
+        assert beyond.status_code == 200, beyond.text
+        answer = beyond.json()
+        assert answer["source"] == "engine" and answer["search"]["endgame_table"] == "o33.sqlite"
+        assert str(tmp_path) not in beyond.text
+        assert any(m.get("table") for m in answer["moves"])
 
 
 def test_the_self_check_catches_a_picture_that_drops_a_move():

@@ -647,3 +647,41 @@ def test_check_proof_draws_its_sample_by_samples_and_seed_and_refuses_them_with_
             said = refused.stderr.strip().splitlines()
             assert len(said) == 1 and said[0].startswith("sowsolve: --full checks every position")
             assert all(option in said[0] for option in given if str(option).startswith("--"))
+
+
+def test_the_search_table_keeps_what_a_checkpoint_gives_it():
+    """A checkpoint's entries restored into the search's table come back out as they went in:
+    the key (all 64 bits: Overflow's side to move is the top one), phi and delta exactly (from 1
+    to INF - 1, or a proof or disproof), and the work below each as the power of two nearest
+    to it (what replacement compares), at most 2^14."""
+    from sowsolve.cext import proofsearch
+    from sowsolve.solver.games import make_game
+    game = make_game("overflow", size="3x3")
+    inf = proofsearch.INFINITY
+    prover = proofsearch.Prover(game.proof_capsule(), game.proof_key(game.initial()), 1 << 12)
+    rng = random.Random(11)
+    works = [0, 1, 2, 3, 5, 6, 7, 100, 1000, 3 << 10, 1 << 20, (1 << 32) - 1]
+    entries = {}
+    for work in works:
+        key = rng.getrandbits(64) | 1
+        phi, delta = rng.choice([(0, inf), (inf, 0), (inf - 1, 1), (1, inf - 1),
+                                 (rng.randrange(1, inf), rng.randrange(1, inf))])
+        entries[key] = (phi, delta, work)
+    keys = np.array(list(entries), dtype=np.uint64)
+    phis, deltas, wks = (np.array([v[i] for v in entries.values()], dtype=np.uint32) for i in range(3))
+    prover.restore(keys, phis, deltas, wks, 77)
+    got_keys, got_phi, got_delta, got_work = prover.used_entries(0, prover.slots)
+    assert sorted(got_keys.tolist()) == sorted(entries) and prover.nodes == 77
+
+    def nearest_power(work):
+        if work == 0:
+            return 0
+        power = 1 << (work.bit_length() - 1)
+        if 2 * work >= 3 * power:           # half way (in work) to the next one
+            power *= 2
+        return min(power, 1 << 14)
+    for key, phi, delta, work in zip(got_keys.tolist(), got_phi.tolist(), got_delta.tolist(),
+                                     got_work.tolist()):
+        assert (phi, delta) == entries[key][:2]
+        assert work == nearest_power(entries[key][2]), (entries[key][2], work)
+        assert prover.numbers(key) == (phi, delta)
