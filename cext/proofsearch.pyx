@@ -129,7 +129,7 @@ cdef inline uint32_t work_after(uint32_t before, uint64_t added, uint64_t salt) 
         total = 0xFFFFFFFFU
     if before == 0 or work_class(<uint32_t>total) > work_class(before):
         return <uint32_t>total
-    if key_mix(salt) % before < added:
+    if (key_mix(salt) & (before - 1)) < added:    # before: a power of two
         return before * 2 if before < (<uint32_t>1 << 31) else before
     return before
 

@@ -61,16 +61,9 @@ def game_of_text(text: str, table: str | None, game_name: str | None = None):
 def _game_on_smallest_board(entry, text: str):
     """The game of `entry` on the smallest board whose rules accept the text; else the rules'
     reason on the first board its shape gives."""
-    reason = None
-    for board in entry.boards_for_text(text):
-        try:
-            game = entry.build(board)
-            game.check_position(game.parse_position(text))
-            return game
-        except BadParameters:
-            continue
-        except BadPosition as exc:
-            reason = reason or exc
+    game, reason = locate.on_smallest_board(entry, text)
+    if game is not None:
+        return game
     raise reason or BadPosition(f"{locate.short(text)} is no position of {entry.family} "
                                 f"(like {entry.position_example()!r})")
 

@@ -56,17 +56,28 @@ def family(game: Game) -> str:
 def guess_games(text: str) -> list[Game]:
     """The registered games, each on the smallest of the boards its text could be, whose rules
     accept the text as a position: what a position 'looks like'."""
-    found: list[Game] = []
-    for entry in registry.GAMES.values():
-        for board in entry.boards_for_text(text):
-            try:
-                game = entry.build(board)
-                game.check_position(game.parse_position(text))
-            except (BadParameters, BadPosition):
-                continue
-            found.append(game)
-            break
-    return found
+    found = (on_smallest_board(entry, text)[0] for entry in registry.GAMES.values())
+    return [game for game in found if game is not None]
+
+
+def on_smallest_board(entry, text: str) -> tuple[Game | None, BadPosition | None]:
+    """The game of `entry` on the smallest board whose rules accept `text` as a position, or
+    None and the rules' reason on the first board the text's shape gives (None where no board
+    could be built for it). The reason names the board where the text alone gives it, not where
+    it is a guess of the stones a pit."""
+    boards = entry.boards_for_text(text)
+    reason = None
+    for board in boards:
+        try:
+            game = entry.build(board)
+            game.check_position(game.parse_position(text))
+            return game, None
+        except BadParameters:
+            continue
+        except BadPosition as exc:
+            if reason is None:
+                reason = BadPosition(f"{game.describe()}: {exc}" if len(boards) == 1 else str(exc))
+    return None, reason
 
 
 def no_position(text: str) -> BadPosition:
@@ -74,18 +85,10 @@ def no_position(text: str) -> BadPosition:
     the first game whose position text it looks like (too many stones, stacks apart, ...), else
     what the games' positions look like."""
     for entry in registry.GAMES.values():
-        if not entry.looks_like(text):
-            continue
-        boards = entry.boards_for_text(text)
-        for board in boards:
-            try:
-                game = entry.build(board)
-                game.check_position(game.parse_position(text))
-            except BadParameters:
-                continue
-            except BadPosition as exc:
-                # the board, where the text alone gives it (not a guess of the stones a pit)
-                return BadPosition(f"{game.describe()}: {exc}" if len(boards) == 1 else str(exc))
+        if entry.looks_like(text):
+            game, reason = on_smallest_board(entry, text)
+            if game is None and reason is not None:
+                return reason
     return BadPosition(f"{short(text)} is no position of {_examples()}")
 
 

@@ -811,3 +811,22 @@ def test_a_proof_search_that_gives_up_leaves_the_engine_the_rest(monkeypatch):
     proof = result["search"]["proof"]
     assert "deeper than 1024" in proof["gave_up"] and proof["value"] is None
     assert result["best"] and result["search"]["nodes"] > 0
+
+
+def test_the_docs_time_to_depth_ten_is_the_recorded_one():
+    """docs/analysis.md's time to depth 10 from the start of Overflow 6x6 is what
+    bench/results/analyse-depth10.json recorded, each depth after the one before."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    text = " ".join((root / "docs/analysis.md").read_text().split())
+    said = re.search(r"\*\*(\d+) minutes\*\* \(([\d,]+) s, ([\d.]+) x 10\^9 positions\)", text)
+    assert said, "docs/analysis.md gives the time to depth 10"
+    recorded = json.loads((root / "bench/results/analyse-depth10.json").read_text())["overflow_6x6_depth_10"]
+    assert recorded["depth_reached"] >= 10 and recorded["game"] == "Overflow, 6x6"
+    assert round(recorded["seconds"]) == int(said[2].replace(",", ""))
+    assert round(recorded["seconds"] / 60) == int(said[1])
+    assert round(recorded["nodes"] / 1e9, 2) == float(said[3])
+    times = [recorded["seconds_by_depth"][str(d)] for d in range(2, 11)]
+    assert times == sorted(times)

@@ -141,3 +141,32 @@ def test_the_readme_s_identical_standard_table_is_the_compared_one():
     text = " ".join(documentation().split())
     found = re.search(r"on the standard board, all ([\d,]+) records of the v1 table, tier by tier", text)
     assert found and int(found[1].replace(",", "")) == identity["records_compared"]
+
+
+def test_the_docs_cores_of_the_standard_solve_are_the_measured_ones():
+    """results.md's figures of the cores the standard solve keeps busy are
+    bench/results/cores-standard.json's and cores-standard-passive.json's, and each file's
+    totals are the sums of its tiers."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(ROOT)
+    text = " ".join((root / "docs/results.md").read_text().split())
+    spinning = json.loads((root / "bench/results/cores-standard.json").read_text())
+    passive = json.loads((root / "bench/results/cores-standard-passive.json").read_text())
+    said = re.search(r"keeps ([\d.]+) of the 2 cores busy from end to end \((\d+) s, (\d+) CPU seconds; "
+                     r"(\d+) core-seconds idle in all, the most, ([\d.]+), in (tier \d+)\)", text)
+    assert said
+    assert (float(said[1]), int(said[2]), int(said[3])) == (
+        spinning["cores"], round(spinning["wall_seconds"]), round(spinning["cpu_seconds"]))
+    assert int(said[4]) == round(spinning["idle_core_seconds"])
+    most = spinning["most_idle"][0]
+    assert (float(said[5]), said[6]) == (round(most["idle_core_seconds"], 1), most["tier"])
+    said = re.search(r"\(`cores-standard-passive.json`: (\d+) s, (\d+) CPU seconds, ([\d.]+) cores\)", text)
+    assert said and "OMP_WAIT_POLICY=passive" in passive["command"]
+    assert (int(said[1]), int(said[2]), float(said[3])) == (
+        round(passive["wall_seconds"]), round(passive["cpu_seconds"]), passive["cores"])
+    for result in (spinning, passive):
+        tiers = result["tiers"]
+        assert abs(sum(t["wall_seconds"] for t in tiers) - result["wall_seconds"]) < 1
+        assert abs(sum(t["cpu_seconds"] for t in tiers) - result["cpu_seconds"]) < 1

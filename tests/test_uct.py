@@ -361,3 +361,26 @@ def test_the_docs_figures_of_the_match_under_way_are_the_recorded_ones():
         lines = (root / "bench" / progress).read_text().splitlines()
         played = [json.loads(line) for line in lines[1:]][:int(games)]
         assert sum(g["result"] == "win" for g in played) == int(wins) and len(played) == int(games)
+
+
+def test_the_readme_figures_of_the_engine_are_the_recorded_ones():
+    """The README's sentence on the engine: the 1 s matches' wins and the agreement with
+    perfect play, as the bench files record them."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    readme = " ".join((root / "README.md").read_text().split())
+    said = re.search(r"won (\d+) of (\d+) games of Overflow 6x6 and (\d+) of (\d+) of Zig Zag 2x6"
+                     r".*? kept the value of at least (\d+)% of ([\d,]+) positions", readme)
+    assert said, "the README gives the engine's figures"
+    for (wins, games), name in zip([said.group(1, 2), said.group(3, 4)],
+                                   ["match-overflow-6x6-1s-fpu.json", "match-zigzag-2x6-1s.json"]):
+        result = json.loads((root / "bench/results" / name).read_text())
+        assert (result["wins"], result["games"], result["time_per_move"]) == (int(wins), int(games), 1.0)
+    agreement = json.loads((root / "bench/results/analyse.json").read_text())
+    assert agreement["time_per_move"] == 0.1 and len(agreement["agreement"]) == 3
+    for row in agreement["agreement"]:
+        assert row["positions"] == int(said[6].replace(",", ""))
+        assert row["value_kept"] / row["positions"] >= int(said[5]) / 100
+        assert row["exact_right"] == row["exact_labels"]
