@@ -70,10 +70,11 @@ def on_smallest_board(entry, text: str) -> tuple[Game | None, BadPosition | None
     for board in boards:
         try:
             game = entry.build(board)
-            game.check_position(game.parse_position(text))
-            return game, None
         except BadParameters:
             continue
+        try:
+            game.check_position(game.parse_position(text))
+            return game, None
         except BadPosition as exc:
             if reason is None:
                 reason = BadPosition(f"{game.describe()}: {exc}" if len(boards) == 1 else str(exc))
