@@ -75,8 +75,14 @@ class OverflowTiers:
 class TableLeaves:
     """The board's packed-position kernel with an endgame table's positions as final ones."""
 
-    def __init__(self, board: OverflowKernel, tiers: OverflowTiers,
-                 records: dict[int, npt.NDArray[np.uint16]], max_discs: int) -> None: ...
+    positions: int
+    def __init__(self, board: OverflowKernel, tiers: OverflowTiers, max_discs: int) -> None: ...
+    def add_tier(self, tier: int, records: npt.NDArray[np.uint16]) -> None:
+        """Hold a solved tier (every record a win or a loss; ValueError otherwise) as a bit a
+        position."""
+    @property
+    def nbytes(self) -> int:
+        """Bytes the held tiers take."""
     def capsule(self) -> object:
         """The GameKernel (`expand_key`, `proof_hint`) for the proof search and its check."""
     def leaf(self, key: int) -> int | None:

@@ -923,35 +923,36 @@ cdef class OverflowTiers:
 cdef struct LeafCtx:
     const OvCtx *c
     const TierCtx *t
-    uint16_t **tables             # records by tier number, NULL where the table holds none
-    int64_t *lengths
+    const uint8_t **wins          # by tier number: a bit per position (1: the side to move wins,
+                                  # 0: it loses), NULL where the table holds none
+    int64_t *lengths              # positions of each tier held
     int ntables
     int max_discs
 
 
 cdef inline int leaf_record(const LeafCtx *lc, const uint8_t *h, uint64_t occ, int side,
                             uint16_t *record) noexcept nogil:
-    """1 with the table's record of a position it holds (a win or a loss), else 0."""
+    """1 with the table's record of a position it holds (a win or a loss, remoteness 0),
+    else 0."""
     cdef int i, discs = 0, tier = 0
     cdef int64_t index
-    cdef uint16_t r
     for i in range(lc.c.ncells):
         discs += h[i]
     if discs > lc.max_discs:
         return 0
     index = rank_tier(lc.t, h, occ, side, &tier)
-    if index < 0 or tier >= lc.ntables or lc.tables[tier] == NULL or index >= lc.lengths[tier]:
+    if index < 0 or tier >= lc.ntables or lc.wins[tier] == NULL or index >= lc.lengths[tier]:
         return 0
-    r = lc.tables[tier][index]
-    if REC_OUTCOME(r) != REC_WIN and REC_OUTCOME(r) != REC_LOSS:
-        return 0
-    record[0] = r
+    record[0] = REC_MAKE(REC_WIN if (lc.wins[tier][index >> 3] >> (index & 7)) & 1 else REC_LOSS, 0)
     return 1
 
 
 cdef inline int leaf_of_key(const LeafCtx *lc, uint64_t key, uint16_t *record) noexcept nogil:
     cdef uint8_t h[MAXC]
-    cdef int side = unpack(lc.c, key, h)
+    cdef int side
+    if __builtin_popcountll(key & ~(<uint64_t>1 << 63)) > lc.max_discs:
+        return 0                # a disc is a one-bit of the packing: more than the table holds
+    side = unpack(lc.c, key, h)
     if side < 0:
         return 0
     return leaf_record(lc, h, occupancy(lc.c, h), side, record)
@@ -986,19 +987,21 @@ cdef int leaf_proof_hint(const void *ctx, uint64_t key, uint32_t *phi, uint32_t 
 
 cdef class TableLeaves:
     """The board's packed-position kernel with an endgame table's positions as final ones
-    (`capsule()`): `records` maps each tier of the table to its records (uint16, of the tier's
-    size, as the table's reader checked them); positions of at most `max_discs` discs are
-    looked up."""
+    (`capsule()`): each tier the table holds solved is added with `add_tier` (its records, as
+    the table's reader checked them), kept as one bit a position (who wins: all a proof needs of
+    a leaf, so a table's leaves take an eighth of a byte a position and their look-ups touch
+    sixteen times less memory than the records would); positions of at most `max_discs` discs
+    are looked up."""
     cdef LeafCtx lc
     cdef GameKernel kernel
     cdef OverflowKernel board
     cdef OverflowTiers tiers
     cdef object arrays
-    cdef uint16_t **tables
+    cdef const uint8_t **wins
     cdef int64_t *lengths
+    cdef readonly int64_t positions
 
-    def __cinit__(self, OverflowKernel board, OverflowTiers tiers, dict records, int max_discs):
-        cdef cnp.uint16_t[::1] view
+    def __cinit__(self, OverflowKernel board, OverflowTiers tiers, int max_discs):
         cdef int ntables = (tiers.max_discs + 1) * (tiers.ncells + 1)
         if not board.keyable:
             raise ValueError("positions of this board do not pack into 64 bits")
@@ -1006,27 +1009,15 @@ cdef class TableLeaves:
             raise ValueError("the endgame tiers are of another board")
         if not 0 <= max_discs <= tiers.max_discs:
             raise ValueError(f"leaves of at most {max_discs} discs: the tiers rank at most {tiers.max_discs}")
-        self.tables = <uint16_t **>calloc(ntables, sizeof(uint16_t *))
+        self.wins = <const uint8_t **>calloc(ntables, sizeof(uint8_t *))
         self.lengths = <int64_t *>calloc(ntables, sizeof(int64_t))
-        if self.tables == NULL or self.lengths == NULL:
+        if self.wins == NULL or self.lengths == NULL:
             raise MemoryError()
-        self.board, self.tiers, self.arrays = board, tiers, []
-        for tier, array in records.items():
-            if not 0 <= tier < ntables:
-                raise ValueError(f"no tier {tier} on this board")
-            if not (isinstance(array, np.ndarray) and array.dtype == np.uint16 and array.ndim == 1):
-                raise ValueError(f"the records of tier {tier} are not a uint16 array")
-            if array.shape[0] != tiers.tier_size(tier):
-                raise ValueError(f"tier {tier} holds {tiers.tier_size(tier)} positions, not {array.shape[0]}")
-            array = np.ascontiguousarray(array)
-            self.arrays.append(array)
-            if array.shape[0]:
-                view = array
-                self.tables[tier] = <uint16_t *>&view[0]
-                self.lengths[tier] = array.shape[0]
+        self.board, self.tiers, self.arrays = board, tiers, {}
+        self.positions = 0
         self.lc.c = &board.ctx
         self.lc.t = &tiers.t
-        self.lc.tables = self.tables
+        self.lc.wins = self.wins
         self.lc.lengths = self.lengths
         self.lc.ntables = ntables
         self.lc.max_discs = max_discs
@@ -1036,8 +1027,52 @@ cdef class TableLeaves:
         self.kernel.proof_hint = leaf_proof_hint
         self.kernel.expand = NULL
 
+    def add_tier(self, int tier, cnp.ndarray records):
+        """Hold a solved tier of the table: `records` (uint16, one per position of the tier) must
+        each be a win or a loss; they are kept as a bit each.  Refused (ValueError) otherwise,
+        before anything is kept; a tier is added once."""
+        cdef int ntables = (self.tiers.max_discs + 1) * (self.tiers.ncells + 1)
+        cdef const cnp.uint16_t[::1] view
+        cdef uint8_t[::1] out
+        cdef int64_t i, n, bad = -1
+        cdef uint16_t outcome
+        if not 0 <= tier < ntables:
+            raise ValueError(f"no tier {tier} on this board")
+        if self.wins[tier] != NULL or tier in self.arrays:
+            raise ValueError(f"tier {tier} is already held")
+        if not (records.dtype == np.uint16 and records.ndim == 1):
+            raise ValueError(f"the records of tier {tier} are not a uint16 array")
+        n = records.shape[0]
+        if n != self.tiers.tier_size(tier):
+            raise ValueError(f"tier {tier} holds {self.tiers.tier_size(tier)} positions, not {n}")
+        bits = np.zeros((n + 7) // 8, dtype=np.uint8)
+        if n == 0:
+            return
+        view = np.ascontiguousarray(records)
+        out = bits
+        with nogil:
+            for i in range(n):
+                outcome = REC_OUTCOME(view[i])
+                if outcome == REC_WIN:
+                    out[i >> 3] |= <uint8_t>(1 << (i & 7))
+                elif outcome != REC_LOSS:
+                    bad = i
+                    break
+        if bad >= 0:
+            raise ValueError(f"position {bad} of tier {tier} is neither a win nor a loss "
+                             f"(record {records[bad]})")
+        self.arrays[tier] = bits
+        self.wins[tier] = &out[0]
+        self.lengths[tier] = n
+        self.positions += n
+
+    @property
+    def nbytes(self):
+        """Bytes the held tiers take."""
+        return sum(a.nbytes for a in self.arrays.values())
+
     def __dealloc__(self):
-        free(self.tables)
+        free(self.wins)
         free(self.lengths)
 
     def capsule(self):

@@ -55,8 +55,9 @@ cdef enum:
     ERR_CHILD_RANGE = 64   # a child index beyond the length of its tier's array
     ERR_STOPPED = 128      # the driver asked the call to stop
     ERR_LEVEL = 256        # a level out of range, or a same-tier child not at a lower level
-    SWEEP_BATCH = 8        # positions a sweep expands (prefetching their children) before folding
-    SWEEP_CHUNK = 16       # batches a thread takes at a time from a level (dynamic: a thread the
+    SWEEP_BATCH = 8        # positions a sweep expands (prefetching their children) before it folds
+                           # the first of them: the depth of its pipeline (a power of two)
+    SWEEP_RUN = 128        # positions a thread takes at a time from a level (dynamic: a thread the
                            # system pauses, for the store thread, leaves its share to the others
                            # instead of holding them at the level's barrier)
     SWEEP_CHUNKS = 256     # pieces a tier is cut into to sort it by level
@@ -304,20 +305,45 @@ def verify_range(object capsule, int tier, int64_t start, int64_t stop, list tab
     return bad
 
 
-cdef int sweep_batch(const GameKernel *game, int tier, const uint32_t *members, int n,
-                     const Tiers *tiers, Frame *frames, bint keyed) noexcept nogil:
-    """Solve positions members[0..n-1] of `tier`, all of one level (so none is a child of
-    another): first expand every one and ask for its children's records (prefetch), then fold
-    them, so that the batch's reads from memory overlap instead of waiting one by one.
-    `keyed`: the members are the game's own (level_members, expanded by expand_member), else
-    indices."""
+cdef inline int fold_frame(const Tiers *tiers, int tier, Frame *f, uint16_t *current) noexcept nogil:
+    """Fold the records of an expanded position's children and store its record."""
+    cdef uint16_t record = 0
+    cdef int j, err
+    fold_start(&f.fold)
+    for j in range(f.count):
+        err = child_record(tiers, tier, f.child_tier[j], f.child_index[j], &record)
+        if err:
+            return err
+        if record == 0:
+            return ERR_LEVEL if f.child_tier[j] == tier else ERR_UNSOLVED
+        fold_add(&f.fold, record)
+    if not fold_fits(&f.fold):
+        return ERR_REMOTENESS
+    rec_store(current + f.index, fold_result(&f.fold))
+    return 0
+
+
+cdef int sweep_run(const GameKernel *game, int tier, const uint32_t *members, int n,
+                   const Tiers *tiers, Frame *frames, bint keyed) noexcept nogil:
+    """Solve positions members[0..n-1] of `tier`, all of one group (so none is a child of
+    another), as a pipeline SWEEP_BATCH positions deep: each position is expanded and its
+    children's records asked for (prefetch), and folded SWEEP_BATCH expansions later, so that
+    the reads from memory overlap and each has that long to arrive.  `frames` holds
+    SWEEP_BATCH frames.  `keyed`: the members are the game's own (level_members, expanded by
+    expand_member), else indices."""
     cdef uint16_t *current = tiers.tables[tier]
-    cdef uint16_t record = 0, final_record = 0
+    cdef uint16_t final_record = 0
     cdef int b, j, count, err, ct
     cdef int64_t ci
     cdef Frame *f
-    for b in range(n):
-        f = &frames[b]
+    for b in range(n + SWEEP_BATCH):
+        f = &frames[b & (SWEEP_BATCH - 1)]
+        if b >= SWEEP_BATCH and f.count > 0:
+            err = fold_frame(tiers, tier, f, current)
+            if err:
+                return err
+        if b >= n:
+            continue
         if keyed:
             count = game.expand_member(game.ctx, tier, members[b], &f.index, f.child_tier,
                                        f.child_index, &final_record)
@@ -337,21 +363,6 @@ cdef int sweep_batch(const GameKernel *game, int tier, const uint32_t *members, 
             ci = f.child_index[j]
             if 0 <= ct <= tier and ct < tiers.ntables and tiers.tables[ct] != NULL and 0 <= ci < tiers.lengths[ct]:
                 prefetch_for_read(tiers.tables[ct] + ci)
-    for b in range(n):
-        f = &frames[b]
-        if f.count == 0:
-            continue
-        fold_start(&f.fold)
-        for j in range(f.count):
-            err = child_record(tiers, tier, f.child_tier[j], f.child_index[j], &record)
-            if err:
-                return err
-            if record == 0:
-                return ERR_LEVEL if f.child_tier[j] == tier else ERR_UNSOLVED
-            fold_add(&f.fold, record)
-        if not fold_fits(&f.fold):
-            return ERR_REMOTENESS
-        rec_store(current + f.index, fold_result(&f.fold))
     return 0
 
 
@@ -425,9 +436,9 @@ cdef int sweep_groups(const GameKernel *game, int tier, const uint32_t *order, c
                       bint keyed=False) noexcept nogil:
     """Solve order[first[0]..first[groups]-1] group by group: the indices of group g,
     order[first[g]..first[g+1]-1], have their same-tier children in earlier groups (or solved
-    before the call), so each group is split between the threads (taken SWEEP_CHUNK batches of
-    SWEEP_BATCH at a time), with a team barrier between groups.  Returns an error code."""
-    cdef int64_t g, b, nbatches, lo, hi, n
+    before the call), so each group is split between the threads (taken SWEEP_RUN positions at
+    a time, each run a pipeline: sweep_run), with a team barrier between groups.  Returns an error code."""
+    cdef int64_t g, b, nruns, lo, hi, n
     cdef int error = 0, e
     cdef int *errp = &error
     cdef Frame *frames
@@ -441,15 +452,15 @@ cdef int sweep_groups(const GameKernel *game, int tier, const uint32_t *order, c
             lo = first[g]
             hi = first[g + 1]
             if hi > lo:
-                nbatches = (hi - lo + SWEEP_BATCH - 1) // SWEEP_BATCH
-                for b in prange(nbatches, schedule="dynamic", chunksize=SWEEP_CHUNK):
+                nruns = (hi - lo + SWEEP_RUN - 1) // SWEEP_RUN
+                for b in prange(nruns, schedule="dynamic", chunksize=1):
                     if ctl_stopped(ctl):
                         first_error(errp, ERR_STOPPED)
                     if flag_load(errp) == 0:
-                        n = hi - (lo + b * SWEEP_BATCH)
-                        if n > SWEEP_BATCH:
-                            n = SWEEP_BATCH
-                        e = sweep_batch(game, tier, order + lo + b * SWEEP_BATCH, <int>n, tiers, frames, keyed)
+                        n = hi - (lo + b * SWEEP_RUN)
+                        if n > SWEEP_RUN:
+                            n = SWEEP_RUN
+                        e = sweep_run(game, tier, order + lo + b * SWEEP_RUN, <int>n, tiers, frames, keyed)
                         if e:
                             first_error(errp, e)
                         else:

@@ -10,6 +10,7 @@ positions done to the observer installed with `observing` (progress bars).
 from __future__ import annotations
 
 import importlib
+import mmap
 import os
 import queue
 import threading
@@ -212,6 +213,29 @@ def solve_groups(capsule, tier: int, tables: list, members: np.ndarray, bounds: 
     """Solve the indices `members` of `tier` in place, group by group (cext/retrograde.pyx)."""
     run_stoppable(lambda words: _retrograde.solve_groups(capsule, tier, tables, members, bounds,
                                                          threads, words), len(members))
+
+
+#: arrays smaller than this stay ordinary numpy arrays (a huge page is 2 MB)
+HUGE_PAGES_FROM = 8 << 20
+
+
+def records_array(size: int) -> np.ndarray:
+    """A zeroed uint16 array of `size` records for a tier, backed by huge pages where the
+    system offers them (madvise).  A tier's positions read their children's records at random
+    from the tiers below, hundreds of megabytes of them: with 4 KB pages nearly every such read
+    also misses the TLB and walks the page table; with 2 MB pages the tiers' pages fit the TLB.
+    The mapping is anonymous (zeroed by the system as first touched) and lives as long as the
+    array."""
+    nbytes = size * 2
+    if nbytes < HUGE_PAGES_FROM:
+        return np.zeros(size, dtype=np.uint16)
+    area = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        try:
+            area.madvise(mmap.MADV_HUGEPAGE)
+        except OSError:         # a system without transparent huge pages: ordinary pages
+            pass
+    return np.frombuffer(area, dtype=np.uint16)
 
 
 def scratch_for(positions: int) -> np.ndarray:

@@ -22,7 +22,7 @@ import time
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 import zstandard
@@ -127,7 +127,7 @@ class Leaves:
     """An endgame table at the leaves of the proof search: a position it holds ends a line with
     the table's value.  `kernel` offers the capsule (the game's packed positions, the table's
     positions final); `citation` is what a proof records of the table: its file name, its limit
-    of discs and the SHA-256 of its records (`records_digest`)."""
+    of discs and the SHA-256 of its records (`table_leaves`)."""
     kernel: object
     citation: dict
 
@@ -136,29 +136,37 @@ class Leaves:
         return self.citation["max_discs"]
 
 
-def records_digest(records: dict[int, np.ndarray]) -> str:
-    """SHA-256 of a table's records, tier by tier in order (each tier's number, then its
-    records as little-endian 16-bit words): what a proof cites a table by."""
-    digest = hashlib.sha256()
-    for tier in sorted(records):
-        digest.update(struct.pack("<I", int(tier)))
-        digest.update(np.ascontiguousarray(records[tier], dtype="<u2").tobytes())
-    return digest.hexdigest()
-
-
-def table_leaves(game: Game, endgame: Game, records: dict[int, np.ndarray], max_discs: int,
-                 file: str) -> Leaves:
-    """Leaves from an endgame table of `game`'s board (`endgame`: the table's game; `records`:
-    each tier's records as the table's reader checked them)."""
+def table_leaves(game: Game, endgame: Game, tiers: Iterable[tuple[int, np.ndarray, bool]],
+                 max_discs: int, file: str) -> Leaves:
+    """Leaves from an endgame table of `game`'s board (`endgame`: the table's game; `tiers`:
+    (tier, its records as the table's reader checked them, whether the table holds it solved)
+    of every tier of the table, in increasing order, taken one at a time so that only one
+    tier's records are in memory).  A solved tier is held as a bit a position (who wins); a
+    record of it that is neither a win nor a loss refuses the table.  The citation's checksum
+    is the SHA-256 of every tier's number and records (little-endian 16-bit words), in order."""
     if endgame.name != game.name or endgame.parameters() != game.parameters():
         raise BadParameters(f"the endgame table {quote(file, 60)} is of {endgame.describe()}, "
                             f"not {game.describe()}")
     board = getattr(game, "board_kernel", None)
     if board is None:
         raise BadParameters(f"{game.describe()} takes no endgame tables at the leaves of its proofs")
-    kernel = compiled(game.name).TableLeaves(board(), endgame.kernel(), records, max_discs)
+    kernel = compiled(game.name).TableLeaves(board(), endgame.kernel(), max_discs)
+    digest, last = hashlib.sha256(), -1
+    for tier, records, solved in tiers:
+        if tier <= last:
+            raise BadParameters(f"the endgame table {quote(file, 60)} lists tier {tier} out of order")
+        last = tier
+        records = np.ascontiguousarray(records, dtype="<u2")
+        digest.update(struct.pack("<I", int(tier)))
+        digest.update(memoryview(records).cast("B"))
+        if solved:
+            try:
+                kernel.add_tier(tier, records)
+            except ValueError as exc:
+                raise BadParameters(f"the endgame table {quote(file, 60)} cannot end proofs: "
+                                    f"{exc}") from None
     return Leaves(kernel, {"file": os.path.basename(file), "max_discs": int(max_discs),
-                           "checksum": records_digest(records)})
+                           "checksum": digest.hexdigest()})
 
 
 def prover_for(game: Game, position, entries: int, leaves: Leaves | None = None):

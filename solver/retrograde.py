@@ -18,7 +18,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .contract import Game
-from .kernels import (SCRATCH_PER_POSITION, SWEEP_LIMIT, SWEEP_MIN_POSITIONS, level_bounds,
+from .kernels import (SCRATCH_PER_POSITION, SWEEP_LIMIT, SWEEP_MIN_POSITIONS, level_bounds, records_array,
                       scratch_for, solve_groups, solve_range, verify_range)
 from .tiers import TierProgress, WorkUnit, default_threads
 
@@ -108,7 +108,7 @@ class RetrogradeWorker(_KernelTiers):
                 and (self.scratch is None or self.scratch.size < size * SCRATCH_PER_POSITION)):
             self.scratch = None          # the old one goes before the new one comes
             self.scratch = scratch_for(max(size, self.largest))
-        records = np.zeros(size, dtype=np.uint16)
+        records = records_array(size)
         solve_range(self.capsule, tier, 0, size, self.arrays(window, tier, records), self.threads,
                     self.scratch)
         return records

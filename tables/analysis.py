@@ -168,7 +168,7 @@ class Analyser:
         if not self.proves or getattr(self._proof_game, "board_kernel", None) is None:
             return endgames[0], None, 0
         for table in endgames:
-            size = sum(table.tier_size(tier) for tier in table.tiers) * 2
+            size = sum((table.tier_size(tier) + 7) // 8 for tier in table.tiers)  # a bit each
             if size <= budget:
                 return endgames[0], leaves_from(self._proof_game, table), size
         return endgames[0], None, 0

@@ -19,8 +19,10 @@ def leaves_of(game: Game, path: str) -> proofs.Leaves:
 
 def leaves_from(game: Game, table) -> proofs.Leaves:
     """The proof search's leaves from an open endgame table of `game`'s board."""
-    records = {int(tier): table.tier_records(tier) for tier in table.tiers}
-    return proofs.table_leaves(game, table.game, records, int(table.meta["max_stones"]), table.path)
+    solved = {int(tier) for tier in table.solved_tiers}
+    tiers = ((tier, table.tier_records(tier), tier in solved)
+             for tier in sorted(int(t) for t in table.tiers))
+    return proofs.table_leaves(game, table.game, tiers, int(table.meta["max_stones"]), table.path)
 
 
 @dataclass(frozen=True)

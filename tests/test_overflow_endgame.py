@@ -319,3 +319,66 @@ def test_the_readme_figure_of_the_4x5_proof_with_leaves_is_the_measured_one():
     assert int(found[1]) == run_["tables"]["max_discs"] and not run_["proved"]
     assert int(found[2]) == round(run_["wall_seconds"] / 60)
     assert int(found[3].replace(",", "")) == run_["nodes"]
+
+
+def test_the_leaves_hold_every_position_of_the_table_with_its_winner(leaves_3x4):
+    """The leaves keep a bit a position: for every position of every tier of the table, the
+    leaf read by its packed position is a win exactly where the stored record is one."""
+    from sowsolve.tables.leaves import leaves_of
+    directory, _, _, _ = leaves_3x4
+    path = directory / "overflow-size3x4-max7.sqlite"
+    game = make_game("overflow", size="3x4")
+    leaves = leaves_of(game, str(path))
+    board = game.kernel()
+    checked = 0
+    with open_table(path) as table:
+        tiers = table.game.kernel()
+        for tier in table.tiers:
+            records = table.tier_records(tier)
+            heights, sides = tiers.unrank_range(tier, 0, len(records))
+            for at in range(len(records)):
+                leaf = leaves.kernel.leaf(board.key(list(heights[at]), int(sides[at])))
+                assert leaf is not None and leaf & 3 == records[at] & 3, (tier, at)
+                checked += 1
+    assert checked == leaves.kernel.positions == sum(tiers.tier_size(t) for t in range(8 * 13))
+    assert leaves.kernel.nbytes < checked // 8 + 8 * 13
+
+
+def test_a_solved_tier_of_neither_wins_nor_losses_cannot_end_proofs():
+    """A record of a draw or of no value in a tier the table holds solved refuses the table
+    (one sentence naming the tier), before anything of it is used."""
+    import numpy as np
+    from sowsolve.solver import proof as proofs
+    from sowsolve.solver.errors import BadParameters
+    game = make_game("overflow", size="3x3")
+    endgame = make_game("overflow", endgame=True, size="3x3")
+    tiers = endgame.kernel()
+    tier = next(t for t in range(5 * 10) if tiers.tier_size(t) > 3)
+    for bad in (0, 2):                            # unsolved, a draw
+        records = np.full(tiers.tier_size(tier), 3, dtype=np.uint16)
+        records[2] = bad
+        with pytest.raises(BadParameters, match=f"position 2 of tier {tier} is neither a win nor a loss"):
+            proofs.table_leaves(game, endgame, [(tier, records, True)], 4, "t.sqlite")
+        # an unsolved tier is digested (the citation covers it) but never a leaf
+        leaves = proofs.table_leaves(game, endgame, [(tier, records, False)], 4, "t.sqlite")
+        assert leaves.kernel.positions == 0
+    short = np.full(tiers.tier_size(tier) - 1, 3, dtype=np.uint16)
+    with pytest.raises(BadParameters, match="positions, not"):
+        proofs.table_leaves(game, endgame, [(tier, short, True)], 4, "t.sqlite")
+
+
+def test_the_docs_table_of_4x5_endgame_tables_is_the_measured_one():
+    """Every row of docs/overflow-endgame.md's speed and size table against the bench file."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    runs = {r["max_discs"]: r for r in
+            json.loads((root / "bench/results/overflow-endgame-4x5.json").read_text())["runs"]}
+    text = (root / "docs/overflow-endgame.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| ([\d,]+) \| ([\d,.]+) s \| ([\d.]+) M \| [\d.]+ [MG]B \| "
+                      r"[\d.]+ MB \| ([\d.]+) \|$", text, re.M)
+    assert len(rows) == len(runs)
+    for discs, positions, seconds, rate, per_position in rows:
+        run_ = runs[int(discs)]
+        assert int(positions.replace(",", "")) == run_["positions"]
+        assert float(seconds.replace(",", "")) == round(run_["solve_seconds"], 1 if "." in seconds else 0)
+        assert float(rate) == round(run_["positions_per_second"] / 1e6, 2)
+        assert float(per_position) == round(run_["table_bytes_per_position"], 2)

@@ -39,3 +39,20 @@ def test_every_tier_s_records_equal_the_previous_version_s(name, cols, stones, w
     sweep_from = 0 if way == "swept" else 1 << 62
     assert tier_digests(name, cols, stones, sweep_from) == BEFORE["boards"][f"{name}:{cols}:{stones}"]
 
+
+
+@pytest.mark.slow
+def test_a_solve_into_huge_page_arrays_stores_the_previous_version_s_records(tmp_path, monkeypatch):
+    """Every tier's records array mapped for huge pages (the threshold lowered to nothing): the
+    table written holds the same records as the version before."""
+    from conftest import solve_to
+    from sowsolve.solver import kernels
+    from sowsolve.tables.store import open_table
+    monkeypatch.setattr(kernels, "HUGE_PAGES_FROM", 0)
+    probe = kernels.records_array(5)
+    assert isinstance(probe.base, memoryview) and probe.flags.writeable and not probe.any()
+    solve_to(tmp_path / "t.sqlite", "diffusion", cols=6, stones=1)
+    with open_table(tmp_path / "t.sqlite") as table:
+        digests = {str(tier): hashlib.sha256(table.tier_records(tier).astype("<u2").tobytes()).hexdigest()
+                   for tier in table.tiers}
+    assert digests == BEFORE["boards"]["diffusion:6:1"]
