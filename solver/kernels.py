@@ -229,7 +229,10 @@ def records_array(size: int) -> np.ndarray:
     nbytes = size * 2
     if nbytes < HUGE_PAGES_FROM:
         return np.zeros(size, dtype=np.uint16)
-    area = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    try:
+        area = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except OSError:             # no room for the mapping: numpy's own (MemoryError) as before
+        return np.zeros(size, dtype=np.uint16)
     if hasattr(mmap, "MADV_HUGEPAGE"):
         try:
             area.madvise(mmap.MADV_HUGEPAGE)
