@@ -367,12 +367,12 @@ def solve_shared_part_task(job: Job, tier: int, deps: tuple[int, ...], plan_toke
     done = _shared(paths[1], np.int64, (parts,))
     state = here.state(tier, plan_token)
     state.setdefault("records", records)
-    if "order" not in state:            # the driver's sort (checked by the worker)
+    if "order" not in state or "first" not in state:    # the driver's sort (checked by the worker)
         order = load_array(os.path.join(job.run_dir, ORDER_FILE), first=size)
         if order.dtype != np.uint32:
             raise ValueError(f"the order of tier {tier} in {job.run_dir} does not fit it")
-        state["order"] = order
-        state["first"] = load_array(os.path.join(job.run_dir, f"tier-{tier}-first.npy"))
+        first = load_array(os.path.join(job.run_dir, f"tier-{tier}-first.npy"))
+        state["order"], state["first"] = order, first    # both or neither: a failed read keeps none
     abort = Event(f"sowsolve-{plan_token}-abort")
     # need[u][q]: how many of part q's units come before the round of unit u
     round_start: dict[int, int] = {}
