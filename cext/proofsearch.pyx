@@ -867,27 +867,32 @@ cdef class Prover:
         if column is not None and column not in dict(fields):
             raise ValueError(f"no column {column!r}")
         if stop == start:
-            empty = {name: np.zeros(0, dtype=kind) for name, kind in fields}
-            return empty[column] if column is not None else tuple(empty[name] for name, _ in fields)
+            if column is not None:
+                return np.zeros(0, dtype=dict(fields)[column])
+            return tuple([np.zeros(0, dtype=kind) for _, kind in fields])
         table = np.frombuffer(<char[:(stop - start) * sizeof(Entry)]><char *>(self.s.table + start),
                               dtype=np.uint8)
         view = table.view(np.dtype([("key", "<u8"), ("numbers", "<u8")]))
         keys = view["key"]
         used = keys != 0
         numbers = view["numbers"][used]
-
-        def decoded(name):
+        # the columns computed in this scope, no closure: a nested function here would sit in a
+        # reference cycle with its scope, and each slice's arrays would wait for the cyclic
+        # garbage collector (gigabytes over the slices of a checkpoint of a large table)
+        columns = []
+        for name, _ in fields:
+            if column is not None and name != column:
+                continue
             if name == "key":
-                return keys[used]
-            if name == "phi":
-                return (numbers & np.uint64(NUMBER_MASK)).astype("<u4")
-            if name == "delta":
-                return ((numbers >> np.uint64(NUMBER_BITS)) & np.uint64(NUMBER_MASK)).astype("<u4")
-            cls = (numbers >> np.uint64(2 * NUMBER_BITS)).astype(np.int64)
-            return np.where(cls > 0, np.left_shift(1, np.maximum(cls - 1, 0)), 0).astype("<u4")
-        if column is not None:
-            return decoded(column)
-        return tuple(decoded(name) for name, _ in fields)
+                columns.append(keys[used])
+            elif name == "phi":
+                columns.append((numbers & np.uint64(NUMBER_MASK)).astype("<u4"))
+            elif name == "delta":
+                columns.append(((numbers >> np.uint64(NUMBER_BITS)) & np.uint64(NUMBER_MASK)).astype("<u4"))
+            else:
+                cls = (numbers >> np.uint64(2 * NUMBER_BITS)).astype(np.int64)
+                columns.append(np.where(cls > 0, np.left_shift(1, np.maximum(cls - 1, 0)), 0).astype("<u4"))
+        return columns[0] if column is not None else tuple(columns)
 
     def state(self):
         """The table's entries in use (keys, phi, delta, work) and the positions expanded."""

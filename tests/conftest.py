@@ -52,6 +52,25 @@ def documentation() -> str:
     return "\n\n".join(page.read_text() for page in pages)
 
 
+#: one memo per board of the reference rules' children, shared by the tests that walk or
+#: search a board's positions with those rules (on 3x3 the walk takes seconds each time)
+_CHILDREN: dict = {}
+
+
+def reference_children(game):
+    """position -> the children the reference rules give it (game.play of each legal move, in
+    the order of game.legal_moves), memoised per board for the whole test session."""
+    board = (game.name, tuple(sorted(game.parameters().items())))
+    if board not in _CHILDREN:
+        import functools
+
+        @functools.lru_cache(maxsize=None)
+        def children(position):
+            return tuple(game.play(position, move) for move in game.legal_moves(position))
+        _CHILDREN[board] = children
+    return _CHILDREN[board]
+
+
 def random_walk(game, rng, plies: int):
     """The position after up to `plies` uniformly random legal moves from the start (fewer
     where the game ends first)."""

@@ -5,7 +5,7 @@ import io
 
 from typer.testing import CliRunner
 
-from conftest import solve_to
+from conftest import reference_children, solve_to
 from sowsolve.cli.app import app
 from sowsolve.tables.store import open_table
 import pytest
@@ -33,11 +33,11 @@ def test_every_orientation_writes_each_class_whole(tmp_path):
             assert (value.value, str(value.remoteness)) == (row["value"], row["remoteness"]), row
     # and (3x3: no reflection swaps the houses, an odd side) the rows are exactly the positions
     # reachable from the start, played out with the reference rules: a walk of every move
+    children = reference_children(game)
     seen, todo = {game.initial()}, [game.initial()]
     while todo:
         position = todo.pop()
-        for move in game.legal_moves(position):
-            child = game.play(position, move)
+        for child in children(position):
             if child not in seen:
                 seen.add(child)
                 todo.append(child)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import vectors
+from conftest import reference_children, vectors
 from sowsolve.solver.errors import BadParameters, BadPosition
 from sowsolve.solver.games import make_game
 from sowsolve.solver.games.overflow import Position
@@ -163,12 +163,14 @@ def plain_minimax(game):
 
 
 def _plain_minimax(game):
+    children = reference_children(game)
+
     @functools.lru_cache(maxsize=None)
     def value(position):
         outcome = game.outcome(position)
         if outcome:
             return outcome, 0
-        results = [value(game.play(position, m)) for m in game.legal_moves(position)]
+        results = [value(child) for child in children(position)]
         wins = [r for v, r in results if v == "loss"]
         if wins:
             return "win", min(wins) + 1

@@ -322,6 +322,32 @@ def test_a_checkpoint_is_written_and_read_a_slice_at_a_time(tmp_path, monkeypatc
     assert result.exit_code == 2 and "ends inside its entries" in result.stderr, result.output
 
 
+def test_saving_a_checkpoint_keeps_no_slice_behind(tmp_path, monkeypatch):
+    """Each slice's arrays are freed when the slice is written, not left for the cyclic garbage
+    collector: with it off, saving in 64 slices holds no more memory afterwards than before (a
+    closure's reference cycle kept about a byte a slot of every slice: gigabytes for a 15 GB
+    table)."""
+    import gc
+    import tracemalloc
+    game = make_game("overflow", size="3x3")
+    _, prover = proofs.prove(game, game.initial(), MEMORY, max_nodes=2000)
+    monkeypatch.setattr(proofs, "CHECKPOINT_SLICE", -(-prover.slots // 64))
+    path = str(tmp_path / "kept.ckpt")
+    gc.collect()
+    gc.disable()
+    tracemalloc.start()
+    try:
+        proofs.save_checkpoint(path, game, game.initial(), prover)    # imports, caches: once
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(3):
+            proofs.save_checkpoint(path, game, game.initial(), prover)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    assert kept < prover.slots // 8, (kept, prover.slots)
+
+
 def _checkpoint_with(path, base, replace):
     """A copy of the checkpoint `base` with some of its .npy members' bytes replaced."""
     with zipfile.ZipFile(base) as source, zipfile.ZipFile(path, "w") as target:
