@@ -31,6 +31,7 @@ from .contract import Game
 from .errors import BadParameters, quote
 from ..cext import proofcheck as _proofcheck, proofsearch as _proofsearch
 from .kernels import bar_advancer, compiled, observing, run_stoppable
+from .sharedfiles import write_whole as _write_whole
 from .tiers import Progress, no_progress
 from .values import Value
 
@@ -377,22 +378,14 @@ def save_checkpoint(path: str, game: Game, position, prover, tables: dict | None
 
 
 def write_whole(path: str, write) -> None:
-    """write(file) into a temporary file beside `path` (beside its target, for a link),
-    synced, then renamed over it: a kill at any moment leaves the old file or the new one,
-    never a part, and a link stays a link."""
-    given, path = path, os.path.realpath(path)
-    temporary = _temporary(path)
+    """write(file) into a new file beside `path` (beside its target, for a link), synced, then
+    renamed over it (sharedfiles.write_whole): a kill at any moment leaves the old file or the
+    new one, never a part, and a link stays a link.  A failure is CannotWrite, naming the
+    user's name of the file."""
     try:
-        with open(temporary, "wb") as out:
-            write(out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except OSError as exc:          # the user's name, never the temporary one
-        raise CannotWrite(f"cannot write {quote(given, 60)}: {exc.strerror or exc}") from None
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+        _write_whole(os.path.realpath(path), write, sync=True, shown=quote(path, 60))
+    except OSError as exc:
+        raise CannotWrite(exc.strerror) from None
 
 
 def _npy_header(member, what: str) -> tuple[tuple, np.dtype]:

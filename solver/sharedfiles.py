@@ -11,15 +11,19 @@ import uuid
 import numpy as np
 
 
-def write_whole(path: str, write) -> None:
+def write_whole(path: str, write, sync: bool = False, shown: str | None = None) -> None:
     """`write(f)` on a new file that then becomes `path` whole: a reader sees the old file, or
-    none, or all of the new one; an OSError (a full disk) names `path`, never the partial
-    file, which is removed."""
+    none, or all of the new one; an OSError (a full disk) names `path` (or `shown`, the name the
+    user gave), never the partial file, which is removed.  `sync`: the data reach the disk
+    before the rename, so that a crash of the machine leaves the old file or the new one."""
     partial = os.path.join(os.path.dirname(path),
                            f".{os.path.basename(path)}.{uuid.uuid4().hex}.partial")
     try:
         with open(partial, "xb") as f:
             write(f)
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(partial, path)
     except BaseException as exc:
         try:
@@ -27,7 +31,7 @@ def write_whole(path: str, write) -> None:
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise OSError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
+            raise OSError(exc.errno, f"cannot write {shown or path}: {exc.strerror or exc}") from None
         raise
 
 
