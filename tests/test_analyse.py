@@ -458,6 +458,7 @@ def test_bad_positions_are_one_sentence(tmp_path, text):
     ("2111/1111/1111 L", "holds 13 discs, more than the 12 of the start"),
     ("1100/0000/0011 L", "do not form one group"),
     ("0000/0000 A", "an empty board is no position"),
+    ("9999/9999 A", "a pit holds 0 to 5 stones"),       # more than any board's start holds
 ])
 def test_a_bad_position_says_what_the_rules_refuse(tmp_path, text, reason):
     """The rules' own reason on the board the text's shape gives (RULES.md: no more discs than

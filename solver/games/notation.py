@@ -105,11 +105,13 @@ def grid_of(text: str, fields: int, sides: Sequence[str]) -> list[list[int]] | N
 
 def two_row_boards(rows: list[list[int]] | None, stones: Sequence[int]) -> list[dict]:
     """Boards of two rows of pits that a grid could be a position of: its width, with every
-    per-pit count in `stones` whose start holds at least the grid's stones."""
+    per-pit count in `stones` whose start holds at least the grid's stones; where none does,
+    the largest, whose rules then say what is wrong with the grid (a pit's count, the total)."""
     if rows is None or len(rows) != 2:
         return []
     least = math.ceil(sum(map(sum, rows)) / (2 * len(rows[0])))
-    return [{"cols": len(rows[0]), "stones": k} for k in stones if k >= least]
+    fitting = [{"cols": len(rows[0]), "stones": k} for k in stones if k >= least]
+    return fitting or [{"cols": len(rows[0]), "stones": max(stones)}]
 
 
 def pit_table_phrase(family: str, cols: int, per_pit: int, pieces: str) -> str:
