@@ -48,7 +48,9 @@ cdef inline int seen_grow(Seen *s) noexcept nogil:
 cdef inline int seen_add(Seen *s, uint64_t key, uint8_t role) noexcept nogil:
     """1 if (key, role) was new (and is now held), 0 if held before, or -WALK_NO_MEMORY."""
     cdef int64_t j
-    if 2 * (s.used + 1) > s.slots and seen_grow(s) != WALK_OK:
+    # grown at three quarters full: a proof of hundreds of millions of positions is walked
+    # beside the search's table, and linear probing stays short at that load
+    if 4 * (s.used + 1) > 3 * s.slots and seen_grow(s) != WALK_OK:
         return -WALK_NO_MEMORY
     j = <int64_t>(key_mix(key ^ role) & <uint64_t>(s.slots - 1))
     while s.keys[j] != 0:
@@ -59,6 +61,16 @@ cdef inline int seen_add(Seen *s, uint64_t key, uint8_t role) noexcept nogil:
     s.roles[j] = role
     s.used += 1
     return 1
+
+
+cdef inline bint seen_has(const Seen *s, uint64_t key, uint8_t role) noexcept nogil:
+    """Whether (key, role) is held."""
+    cdef int64_t j = <int64_t>(key_mix(key ^ role) & <uint64_t>(s.slots - 1))
+    while s.keys[j] != 0:
+        if s.keys[j] == key and s.roles[j] == role:
+            return True
+        j = (j + 1) & (s.slots - 1)
+    return False
 
 
 cdef struct Todo:

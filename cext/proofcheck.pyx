@@ -8,7 +8,7 @@ chosen child must be one of the position's children; at each of the loser's posi
 child is followed; and every line must end in a final position the winner has won.  It uses only
 the game's `expand_key` (the move generator the perft vectors and the tests tie to the reference
 rules), not the proof search's code or table, and holds the positions it has checked, each with
-its role (keyset.pxd), in a hash set of 9 bytes a slot (at most half of them used).
+its role (keyset.pxd), in a hash set of 9 bytes a slot (at most three quarters of them used).
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint64_t

@@ -1,11 +1,12 @@
 """Types of the compiled df-pn proof search over packed positions (proofsearch.pyx)."""
-from typing import Final
+from typing import Callable, Final
 
 import numpy as np
 import numpy.typing as npt
 
 #: bytes of one entry of the search's table
 ENTRY_BYTES: Final[int]
+EXTRACT_CHUNK: Final[int]
 #: proof and disproof numbers saturate here
 INFINITY: Final[int]
 #: what each error code of a failed search means
@@ -47,10 +48,13 @@ class Prover:
     def prove(self, key: int, control: npt.NDArray[np.int64] | None = None) -> str:
         """Search `key` until it is proved: 'win' or 'loss' for its side to move."""
     def extract(self, root: int, winner_to_move: bool, control: npt.NDArray[np.int64] | None = None,
-                budget: int = -1) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]] | None:
+                budget: int = -1,
+                spill: Callable[[npt.NDArray[np.uint64], npt.NDArray[np.uint64]], object] | None = None,
+                chunk: int = ...) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]] | None:
         """The proof in the table from `root`: (positions of the winner's, the child chosen at
         each), unsorted; None when searching again takes more than `budget` expansions (-1: no
-        limit); ValueError when the table's values do not bear out."""
+        limit); ValueError when the table's values do not bear out.  With `spill`, each full
+        chunk of `chunk` pairs goes to spill(keys, chosen) and only the rest is returned."""
     def children(self, key: int) -> list[int]:
         """Distinct children of a packed position as the search sees them (empty: final)."""
     def child_hints(self, key: int) -> list[tuple[int, int, int]]:

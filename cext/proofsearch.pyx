@@ -34,7 +34,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from cython.parallel cimport parallel, threadid
-from keyset cimport Seen, Todo, push, seen_add, seen_close, seen_open, todo_close, todo_open
+from keyset cimport Seen, Todo, push, seen_add, seen_close, seen_has, seen_open, todo_close, todo_open
 
 import numpy as np
 cimport numpy as cnp
@@ -59,6 +59,7 @@ cdef enum:
     ERR_FINISHED = -7        # another thread proved the root (not an error)
     ERR_LINE_NOT_WON = -8    # extraction: a line ends where its winner has not won
     ERR_NO_WINNING_MOVE = -9 # extraction: a position proved won shows no winning move
+    ERR_OUT_FULL = -10       # extraction: the pairs' buffer is full (handed to spill, walk goes on)
     BUSY_BITS = 16           # slots of the marks of positions being searched (parallel runs)
 
 cdef enum:
@@ -72,6 +73,8 @@ if INF != PROOF_INF:
 
 #: bytes of one table entry (the --memory budget divided by this gives the entries)
 ENTRY_BYTES = 16
+#: pairs (position, chosen child) an extraction with a spill gathers before handing them over
+EXTRACT_CHUNK = 1 << 22
 
 ERRORS = {
     ERR_KEY: "the game refused one of its own packed positions",
@@ -518,26 +521,25 @@ cdef struct Pairs:
     int64_t room
 
 
-cdef int extract_walk(Worker *w, uint64_t root, uint8_t winner_to_move, Seen *seen, Todo *todo,
-                      Pairs *out, uint64_t *child) noexcept nogil:
-    """Walk the proof in the table from `root`: every child of the loser's positions, and at the
-    winner's the first child proved lost (searching again where entries were replaced), kept in
-    `out`.  0, or ERR_*."""
+cdef int extract_walk(Worker *w, Seen *seen, Todo *todo, Pairs *out, uint64_t *child,
+                      bint bounded) noexcept nogil:
+    """Walk the proof in the table from the positions in `todo` (the root, pushed by the
+    caller): every child of the loser's positions, and at the winner's the first child proved
+    lost (searching again where entries were replaced), kept in `out`.  `bounded`: `out` never
+    grows; when it is full the walk returns ERR_OUT_FULL, and goes on where it stopped when
+    called again with `out` emptied.  0, or ERR_*."""
     cdef uint64_t key
     cdef uint64_t *grown
     cdef uint32_t phi, delta
     cdef uint8_t role
     cdef int n, i, chosen, err, added
-    if push(todo, root, winner_to_move) != 0:
-        return ERR_MEMORY
     while todo.n > 0:
+        if bounded and out.n == out.room:
+            return ERR_OUT_FULL
         todo.n -= 1
         key = todo.keys[todo.n]
         role = todo.roles[todo.n]
-        added = seen_add(seen, key, role)
-        if added < 0:
-            return ERR_MEMORY
-        if added == 0:
+        if seen_has(seen, key, role):
             continue
         if ctl_stopped(w.s.ctl):
             return ERR_STOPPED
@@ -545,9 +547,15 @@ cdef int extract_walk(Worker *w, uint64_t root, uint8_t winner_to_move, Seen *se
         if n < 0:
             return n
         if n == 0:
+            # the end of a line (the game's end, an endgame table's position) is checked at each
+            # visit and never held: a proof's leaves outnumber its inner positions, and the set
+            # beside the search's table holds only those
             if (phi == 0) != (role == 1):
                 return ERR_LINE_NOT_WON
             continue
+        added = seen_add(seen, key, role)
+        if added < 0:
+            return ERR_MEMORY
         if role == 0:
             for i in range(n):
                 if push(todo, child[i], 1) != 0:
@@ -780,10 +788,13 @@ cdef class Prover:
         return "win" if phi == 0 else "loss"
 
     def extract(self, uint64_t root, bint winner_to_move, int64_t[::1] control=None,
-                int64_t budget=-1):
+                int64_t budget=-1, spill=None, int64_t chunk=EXTRACT_CHUNK):
         """The proof in the table from `root` (its side to move the winner when winner_to_move):
         (positions of the winner's, the child chosen at each), unsorted; None when searching
         again where entries were replaced takes more than `budget` expansions (-1: no limit).
+        With `spill`, the pairs are gathered `chunk` at a time and each full chunk is
+        handed to spill(keys, chosen) (copies), so that a proof of hundreds of millions of
+        positions need not sit in memory beside the search's table; the rest is returned.
         ValueError when the table's values do not bear out (a damaged or forged checkpoint),
         KeyboardInterrupt when `control` asks to stop."""
         cdef Control spare
@@ -792,21 +803,32 @@ cdef class Prover:
         cdef Pairs out
         cdef uint64_t *child = <uint64_t *>malloc(MAX_CHILDREN * sizeof(uint64_t))
         cdef int err = 0
+        cdef bint bounded = spill is not None
+        if chunk < 1:
+            raise ValueError(f"an extraction's chunk holds at least one pair, not {chunk}")
         cdef Worker w = self.worker()
         self.s.ctl = control_of(control, &spare)
         self.s.budget = 0x7FFFFFFFFFFFFFFF if budget < 0 else self.s.nodes + budget
         out.n = 0
-        out.room = 1 << 12
+        out.room = chunk if bounded else 1 << 12
         out.keys = <uint64_t *>malloc(out.room * sizeof(uint64_t))
         out.chosen = <uint64_t *>malloc(out.room * sizeof(uint64_t))
         opened = (seen_open(&seen), todo_open(&todo))      # both, so that both can be closed
         try:
             if opened != (0, 0) or child == NULL or out.keys == NULL or out.chosen == NULL:
                 raise MemoryError("out of memory for the proof")
-            self.running = True
-            with nogil:
-                err = extract_walk(&w, root, winner_to_move, &seen, &todo, &out, child)
-            self.running = False
+            if push(&todo, root, winner_to_move) != 0:
+                raise MemoryError("out of memory for the proof")
+            while True:
+                self.running = True
+                with nogil:
+                    err = extract_walk(&w, &seen, &todo, &out, child, bounded)
+                self.running = False
+                if err != ERR_OUT_FULL:
+                    break
+                spill(np.array(<uint64_t[:out.n]>out.keys, dtype=np.uint64),
+                      np.array(<uint64_t[:out.n]>out.chosen, dtype=np.uint64))
+                out.n = 0
             ctl_add(self.s.ctl, w.unreported)
             if err == ERR_BUDGET:
                 return None
@@ -819,6 +841,7 @@ cdef class Prover:
             keys = np.array(<uint64_t[:out.n]>out.keys if out.n else [], dtype=np.uint64)
             chosen = np.array(<uint64_t[:out.n]>out.chosen if out.n else [], dtype=np.uint64)
         finally:
+            self.running = False
             seen_close(&seen)
             todo_close(&todo)
             free(out.keys)

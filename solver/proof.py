@@ -13,11 +13,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import io
 import json
 import os
 import random
 import re
 import struct
+import tempfile
 import time
 import zipfile
 import zlib
@@ -211,6 +213,7 @@ def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: in
         restore_checkpoint(checkpoint, game, position, prover, cited)
     started = last_saved = time.perf_counter()
     interval = checkpoint_seconds
+    searched = False
     with progress(max_nodes, "positions expanded") as bar:
         advance = bar_advancer(bar)      # the search's own count runs on over the slices
         with observing(lambda done: advance(prover.nodes)):
@@ -226,6 +229,7 @@ def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: in
                     if checkpoint is not None and not isinstance(stop, Exception):
                         save_checkpoint(checkpoint, game, position, prover, cited)    # Ctrl-C, TERM
                     raise
+                searched = True
                 if checkpoint is not None and time.perf_counter() - last_saved >= interval:
                     began = time.perf_counter()
                     save_checkpoint(checkpoint, game, position, prover, cited)
@@ -233,6 +237,10 @@ def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: in
                     # a large table takes a while to write: keep saving under a tenth of the run
                     interval = max(checkpoint_seconds, SAVE_SHARE * (last_saved - began))
     seconds = time.perf_counter() - started
+    if checkpoint is not None and searched:
+        # the proved table is kept before the proof is drawn from it: drawing a large proof
+        # takes a while and memory of its own, and what stops it then must not cost the search
+        save_checkpoint(checkpoint, game, position, prover, cited)
     value = prover.value()
     choices = no_choices()
     if restored:
@@ -264,17 +272,49 @@ def extract(prover, root: int, value: str, max_nodes: int | None = None) -> Choi
     winner's on it, the child chosen (a proved loss for its side to move).  Positions whose
     entries were replaced are searched again, until the search's positions expanded reach
     `max_nodes` (None: no limit; then it returns None).  DamagedProof when the table's values do
-    not bear out (a line ends where its winner has not won)."""
+    not bear out (a line ends where its winner has not won).
+
+    A large proof is gathered in an anonymous temporary file (a chunk of the kernel's at a
+    time) while the walk's own sets are in memory beside the search's table, and sorted once
+    they are freed: 24 bytes a position at the most, not the walk's and the pairs' together."""
     budget = -1 if max_nodes is None else max(0, max_nodes - prover.nodes)
-    try:
-        found = run_stoppable(lambda words: prover.extract(root, value == "win", words, budget))
-    except ValueError as exc:
-        raise DamagedProof(str(exc)) from None
-    if found is None:
-        return None
-    keys, chosen = found
-    order = np.argsort(keys)
-    return Choices(keys[order], chosen[order])
+    with contextlib.ExitStack() as held:
+        spilled = []                        # [the temporary file, pairs written]
+
+        def spill(keys: np.ndarray, chosen: np.ndarray) -> None:
+            if not spilled:
+                spilled.extend([held.enter_context(tempfile.TemporaryFile(prefix="sowsolve-proof-")), 0])
+            spilled[0].write(np.column_stack((keys, chosen)).astype("<u8").tobytes())
+            spilled[1] += keys.size
+
+        try:
+            found = run_stoppable(lambda words: prover.extract(root, value == "win", words, budget, spill,
+                                                               EXTRACT_CHUNK))
+        except ValueError as exc:
+            raise DamagedProof(str(exc)) from None
+        except OSError as exc:
+            raise CannotWrite(f"cannot keep the proof while it is drawn from the search "
+                              f"(a temporary file): {exc.strerror or exc}") from None
+        if found is None:
+            return None
+        keys, chosen = found
+        if not spilled:
+            order = np.argsort(keys)
+            return Choices(keys[order], chosen[order])
+        try:
+            spill(keys, chosen)
+            spilled[0].flush()
+        except OSError as exc:
+            raise CannotWrite(f"cannot keep the proof while it is drawn from the search "
+                              f"(a temporary file): {exc.strerror or exc}") from None
+        del keys, chosen
+        pairs = np.memmap(spilled[0], dtype="<u8", mode="r", shape=(spilled[1], 2))
+        keys = np.array(pairs[:, 0])
+        order = np.argsort(keys)
+        keys = keys[order]
+        chosen = pairs[:, 1][order]
+        del pairs, order
+        return Choices(keys, np.asarray(chosen, dtype=np.uint64))
 
 
 # --- checkpoints ---------------------------------------------------------------------------
@@ -497,23 +537,40 @@ def _temporary(target: str) -> str:
     return os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{os.getpid()}.tmp")
 
 
+#: pairs (position, chosen child) the extraction gathers in memory before it writes them to its
+#: temporary file (16 bytes each)
+EXTRACT_CHUNK = 1 << 22
+#: positions of a proof compressed at a time when it is written
+PROOF_WRITE_SLICE = 1 << 22
+
+
 def write_proof(path: str, game: Game, position, value: str, choices: Choices,
                 tables: dict | None = None) -> int:
     """Write a proof file whole or not at all (write_whole); its size.  `tables`: the citation
     of the endgame table whose positions end its lines (Leaves.citation)."""
-    keys = choices.keys.astype("<u8")
-    chosen = choices.chosen.astype("<u8")
-    payload = zstandard.ZstdCompressor(level=9, write_checksum=True).compress(
-        keys.tobytes() + chosen.tobytes())
+    count = int(choices.keys.size)
+    # compressed a slice at a time (one frame that declares its size, as the reader wants):
+    # a proof of a hundred million positions is never copied whole beside the search's table
+    buffer = io.BytesIO()
+    with zstandard.ZstdCompressor(level=9, write_checksum=True).stream_writer(
+            buffer, size=16 * count, closefd=False) as frame:
+        for column in (choices.keys, choices.chosen):
+            for start in range(0, count, PROOF_WRITE_SLICE):
+                frame.write(np.ascontiguousarray(column[start:start + PROOF_WRITE_SLICE], dtype="<u8"))
+    payload = buffer.getbuffer()
     header = {"format": PROOF_FORMAT, "version": PROOF_VERSION, "game": game.name,
               "parameters": game.parameters(), "position": game.format_position(position),
-              "value": value, "winner_positions": int(keys.size),
+              "value": value, "winner_positions": count,
               "payload_crc32": zlib.crc32(payload)}
     if tables is not None:
         header["tables"] = dict(tables)
-    data = json.dumps(header, sort_keys=True).encode() + b"\n" + payload
-    write_whole(path, lambda out: out.write(data))
-    return len(data)
+    head = json.dumps(header, sort_keys=True).encode() + b"\n"
+
+    def write(out) -> None:
+        out.write(head)
+        out.write(payload)
+    write_whole(path, write)
+    return len(head) + len(payload)
 
 
 @dataclass

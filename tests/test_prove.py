@@ -83,6 +83,39 @@ def test_a_table_smaller_than_the_search_still_proves(table_3x4, threads):
     assert proofs.verify_proof(proof, samples=10)["positions_verified"] > len(choices) > 0
 
 
+def test_a_proof_drawn_through_its_temporary_file_is_the_proof_drawn_in_memory(table_3x4, tmp_path,
+                                                                              monkeypatch):
+    """Drawn a few hundred pairs at a time through the temporary file (as a proof of hundreds of
+    millions of positions is), the proof is the very one the kernel's walk gives in one piece,
+    and written (a slice at a time) and read back it verifies."""
+    game, _ = table_3x4
+    proved, prover = proofs.prove(game, game.initial(), MEMORY)
+    root = game.key(game.initial())[1]
+    keys, chosen = prover.extract(root, proved.value == "win")        # in memory, no spill
+    order = np.argsort(keys)
+    monkeypatch.setattr(proofs, "EXTRACT_CHUNK", 300)
+    monkeypatch.setattr(proofs, "PROOF_WRITE_SLICE", 700)
+    choices = proofs.extract(prover, root, proved.value)
+    assert len(choices) > 3000
+    assert np.array_equal(choices.keys, keys[order]) and np.array_equal(choices.chosen, chosen[order])
+    path = str(tmp_path / "drawn.proof")
+    proofs.write_proof(path, game, game.initial(), proved.value, choices)
+    read = proofs.read_proof(path)
+    assert np.array_equal(read.keys, choices.keys) and np.array_equal(read.chosen, choices.chosen)
+    assert proofs.verify_proof(read, samples=10)["positions_verified"] > len(choices)
+
+
+def test_the_proved_search_is_saved_before_its_proof_is_drawn(tmp_path):
+    """With --checkpoint, the search is saved the moment the root is proved (not only every few
+    minutes), so that a run stopped while it draws a large proof starts again proved."""
+    game = make_game("overflow", size="3x4")
+    path = str(tmp_path / "proved.ckpt")
+    proved, _ = proofs.prove(game, game.initial(), MEMORY, checkpoint=path, checkpoint_seconds=1e9)
+    again = proofs.prover_for(game, game.initial(), proofs.memory_entries(MEMORY))
+    proofs.restore_checkpoint(path, game, game.initial(), again)
+    assert again.value() == proved.value and again.nodes == proved.nodes
+
+
 def test_two_threads_prove_what_the_table_says(table_3x4):
     """Two threads sharing one table prove the values the table holds, position by position, and
     every first move they call winning loses for the reply."""
