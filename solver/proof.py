@@ -237,9 +237,10 @@ def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: in
                     # a large table takes a while to write: keep saving under a tenth of the run
                     interval = max(checkpoint_seconds, SAVE_SHARE * (last_saved - began))
     seconds = time.perf_counter() - started
-    if checkpoint is not None and searched:
-        # the proved table is kept before the proof is drawn from it: drawing a large proof
-        # takes a while and memory of its own, and what stops it then must not cost the search
+    if checkpoint is not None and searched and os.path.exists(checkpoint):
+        # a search long enough to have been saved keeps its proved table before the proof is
+        # drawn from it: drawing a large proof takes a while and memory of its own, and what
+        # stops it then must not cost the search (a short one leaves no checkpoint, as before)
         save_checkpoint(checkpoint, game, position, prover, cited)
     value = prover.value()
     choices = no_choices()
