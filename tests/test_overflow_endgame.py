@@ -313,14 +313,37 @@ def test_the_readme_figures_of_the_4x5_endgame_table_are_the_measured_ones():
 def test_the_readme_figure_of_the_4x5_proof_with_leaves_is_the_measured_one():
     root = pathlib.Path(__file__).resolve().parent.parent
     text = " ".join(documentation().split())
-    for name in ("prove-4x5-d14.json", "prove-4x5-d15.json"):
-        run_ = json.loads((root / "bench/results" / name).read_text())
-        found = re.search(rf"table of {run_['tables']['max_discs']} discs at its leaves, (\d+) minutes "
-                          r"\(([\d,]+) positions expanded\) did not prove 4x5", text)
-        assert found, f"the documentation gives the 4x5 run of {name}"
-        assert not run_["proved"]
-        assert int(found[1]) == round(run_["wall_seconds"] / 60)
-        assert int(found[2].replace(",", "")) == run_["nodes"]
+    unproved = json.loads((root / "bench/results/prove-4x5-d14.json").read_text())
+    found = re.search(rf"table of {unproved['tables']['max_discs']} discs at its leaves, (\d+) minutes "
+                      r"\(([\d,]+) positions expanded\) did not prove 4x5", text)
+    assert found, "the documentation gives the unproved 4x5 run"
+    assert not unproved["proved"]
+    assert int(found[1]) == round(unproved["wall_seconds"] / 60)
+    assert int(found[2].replace(",", "")) == unproved["nodes"]
+    proved = json.loads((root / "bench/results/prove-4x5-d15.json").read_text())
+    assert proved["proved"] and proved["tables"]["max_discs"] == 15
+    move = proved["winning_moves_listed"][0]
+    found = re.search(r"proved the start a (win|loss) \((\S+)\) after ([\d,]+) positions expanded\*\*, about "
+                      r"(\d+) minutes of search .*? drew a proof of ([\d,]+) positions of the winner's", text)
+    assert found, "the documentation gives the proof of 4x5"
+    assert (found[1], found[2]) == (proved["value"], move)
+    assert int(found[3].replace(",", "")) == proved["nodes_at_proof"]
+    assert int(found[4]) == round(proved["search_seconds_estimate"] / 60)
+    assert int(found[5].replace(",", "")) == proved["proof"]["winner_positions"]
+    row = re.search(r"\| Overflow, 4x5 \(and 5x4\) \| proved: ([\d,]+) positions expanded, the endgame table "
+                    r"of (\d+) discs at the leaves \| \*\*(win|loss)\*\* \((\S+)\) \|", documentation())
+    assert row, "the README's results give 4x5"
+    assert int(row[1].replace(",", "")) == proved["nodes_at_proof"]
+    assert (int(row[2]), row[3], row[4]) == (15, proved["value"], move)
+    check = proved["check"]
+    found = re.search(r"verifies it: ([\d,]+) positions replayed with the compiled move generator, ([\d,]+) "
+                      r"of the winner's again with the reference rules, no failure \((\d+) minutes, ([\d.]+) GB",
+                      text)
+    assert found, "the documentation gives the check of the 4x5 proof"
+    assert check["failures"] == 0 and int(found[1].replace(",", "")) == check["positions_verified"]
+    assert int(found[2].replace(",", "")) == check["reference_positions"]
+    assert int(found[3]) == round(check["wall_seconds"] / 60)
+    assert float(found[4]) == round(check["peak_rss_kb"] / 1e6, 1)
 
 
 def test_the_leaves_hold_every_position_of_the_table_with_its_winner(leaves_3x4):
@@ -384,3 +407,25 @@ def test_the_docs_table_of_4x5_endgame_tables_is_the_measured_one():
         assert float(seconds.replace(",", "")) == round(run_["solve_seconds"], 1 if "." in seconds else 0)
         assert float(rate) == round(run_["positions_per_second"] / 1e6, 2)
         assert float(per_position) == round(run_["table_bytes_per_position"], 2)
+
+
+def test_the_5x5_projection_is_the_bench_s_from_the_measured_proofs(tmp_path):
+    """bench/project_prove.py recomputes the committed projection from the two measured proofs,
+    and the documentation quotes it."""
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parent.parent
+    out = tmp_path / "projection.json"
+    subprocess.run([sys.executable, str(root / "bench/project_prove.py"), "--out", str(out)],
+                   check=True, capture_output=True)
+    fresh = json.loads(out.read_text())
+    kept = json.loads((root / "bench/results/prove-projection.json").read_text())
+    assert fresh == kept
+    text = " ".join(documentation().split())
+    found = re.search(r"that is some ([\d.]+) x 10\^(\d+) expansions: (\d+) days of this machine, or a day "
+                      r"of (\d+) such machines with (\d+) GB each for their share of a (\d+) TB table", text)
+    assert found, "the documentation gives the 5x5 projection"
+    assert float(found[1]) * 10 ** int(found[2]) == kept["5x5_nodes"]
+    assert (int(found[3]), int(found[4]), int(found[5]), int(found[6])) == (
+        kept["one_machine_days"], kept["cluster_machines_of_two_cores"],
+        kept["cluster_table_gigabytes_per_machine"], round(kept["table_terabytes"]))
