@@ -141,6 +141,19 @@ def test_the_readme_s_identical_standard_table_is_the_compared_one():
     text = " ".join(documentation().split())
     found = re.search(r"on the standard board, all ([\d,]+) records of the v1 table, tier by tier", text)
     assert found and int(found[1].replace(",", "")) == identity["records_compared"]
+    sweep = json.loads((root / "bench/results/standard-v1-identity-sweep.json").read_text())
+    assert sweep["identical"] and sweep["first_differing_tier"] is None and sweep["tiers"] == 48
+    found = re.search(r"of the version before are the same, all ([\d,]+) records of the v1 table compared", text)
+    assert found and int(found[1].replace(",", "")) == sweep["records_compared"]
+    runs = sweep["solves"]["runs"]
+    found = re.search(r"this version took (\d+) and (\d+) s, the version before (\d+) and (\d+) s, and the "
+                      r"yardstick (\d+) s \(([\d.]+);", text)
+    assert found
+    mine = [r["wall_seconds"] for r in runs if r["program"] == "sowsolve (this version)"]
+    before = [r["wall_seconds"] for r in runs if r["program"] == "sowsolve fa3d606"]
+    (yardstick,) = [r["solve_wall_seconds"] for r in runs if r["program"] == "yardstick"]
+    assert [int(found[i]) for i in range(1, 6)] == [round(x) for x in mine + before + [yardstick]]
+    assert float(found[6]) == round(sum(mine) / len(mine) / yardstick, 2)
 
 
 def test_the_docs_cores_of_the_standard_solve_are_the_measured_ones():
