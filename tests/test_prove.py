@@ -105,6 +105,19 @@ def test_a_proof_drawn_through_its_temporary_file_is_the_proof_drawn_in_memory(t
     assert proofs.verify_proof(read, samples=10)["positions_verified"] > len(choices)
 
 
+def test_a_proof_that_cannot_be_kept_aside_is_one_sentence(table_3x4, tmp_path, monkeypatch):
+    """Where the temporary file of a large proof cannot be made (no such directory, a full disk),
+    drawing the proof fails with CannotWrite, one sentence, and leaves nothing."""
+    import tempfile
+    game, _ = table_3x4
+    proved, prover = proofs.prove(game, game.initial(), MEMORY)
+    monkeypatch.setattr(proofs, "EXTRACT_CHUNK", 300)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    with pytest.raises(proofs.CannotWrite, match="cannot keep the proof while it is drawn"):
+        proofs.extract(prover, game.key(game.initial())[1], proved.value)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_proved_search_is_saved_before_its_proof_is_drawn(tmp_path):
     """With --checkpoint, a search that has been saved is saved again the moment the root is
     proved (not only every few minutes), so that a run stopped while it draws a large proof
