@@ -805,6 +805,7 @@ cdef class Prover:
         cdef int err = 0
         cdef bint bounded = spill is not None
         if chunk < 1:
+            free(child)
             raise ValueError(f"an extraction's chunk holds at least one pair, not {chunk}")
         cdef Worker w = self.worker()
         self.s.ctl = control_of(control, &spare)
