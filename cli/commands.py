@@ -400,8 +400,9 @@ def prove(
                                         "(`sowsolve check --proof FILE` verifies it)."),
     checkpoint: Optional[str] = typer.Option(None, "--checkpoint", help="Save the search to this "
                                              "file every 2 minutes (longer for a large table: saving "
-                                             "stays under a tenth of the run) and when stopped; a "
-                                             "run started with it goes on from it."),
+                                             "stays under a tenth of the run), when stopped, and "
+                                             "once proved if saved before (drawing a large proof "
+                                             "takes a while); a run started with it goes on from it."),
     max_nodes: Optional[int] = typer.Option(None, "--max-nodes", **WHOLE, help="Give up after "
                                             "expanding this many positions (exit 1)."),
     threads: Optional[int] = typer.Option(None, "--threads", **WHOLE, help="Search threads, "
