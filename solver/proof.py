@@ -294,8 +294,7 @@ def extract(prover, root: int, value: str, max_nodes: int | None = None) -> Choi
         except ValueError as exc:
             raise DamagedProof(str(exc)) from None
         except OSError as exc:
-            raise CannotWrite(f"cannot keep the proof while it is drawn from the search "
-                              f"(a temporary file): {exc.strerror or exc}") from None
+            raise _unkept(exc) from None
         if found is None:
             return None
         keys, chosen = found
@@ -306,8 +305,7 @@ def extract(prover, root: int, value: str, max_nodes: int | None = None) -> Choi
             spill(keys, chosen)
             spilled[0].flush()
         except OSError as exc:
-            raise CannotWrite(f"cannot keep the proof while it is drawn from the search "
-                              f"(a temporary file): {exc.strerror or exc}") from None
+            raise _unkept(exc) from None
         del keys, chosen
         pairs = np.memmap(spilled[0], dtype="<u8", mode="r", shape=(spilled[1], 2))
         keys = np.array(pairs[:, 0])
@@ -316,6 +314,11 @@ def extract(prover, root: int, value: str, max_nodes: int | None = None) -> Choi
         chosen = pairs[:, 1][order]
         del pairs, order
         return Choices(keys, np.asarray(chosen, dtype=np.uint64))
+
+
+def _unkept(exc: OSError) -> CannotWrite:
+    return CannotWrite(f"cannot keep the proof while it is drawn from the search (a temporary "
+                       f"file): {exc.strerror or exc}")
 
 
 # --- checkpoints ---------------------------------------------------------------------------
