@@ -20,7 +20,7 @@ cdef extern from *:
 
 from kernel_api cimport (PROOF_INF, GameKernel, PlayKernel, REC_LOSS, REC_MAKE, REC_OUTCOME, REC_WIN,
                          SOWSOLVE_KERNEL_CAPSULE, SOWSOLVE_PLAY_CAPSULE, SignalPoll, poll_signals,
-                         raise_pending)
+                         big_table_alloc, big_table_free, prefetch_for_read, raise_pending)
 
 cnp.import_array()
 
@@ -263,30 +263,7 @@ cdef inline int hint_of(const OvCtx *c, uint64_t occ, int side, uint32_t *phi,
 
 cdef int expand_key(const void *ctx, uint64_t key, uint64_t *child_key, uint32_t *child_hint,
                     uint16_t *final_record) noexcept nogil:
-    cdef const OvCtx *c = <const OvCtx *>ctx
-    cdef uint8_t h[MAXC]
-    cdef uint8_t child[MAXC]
-    cdef Move moves[MAX_MOVES]
-    cdef int side = unpack(c, key, h), n, i, outcome
-    cdef uint64_t occ, child_occ
-    if side < 0:
-        return -1
-    occ = occupancy(c, h)
-    outcome = final_outcome(c, occ, side)
-    if outcome:
-        final_record[0] = REC_MAKE(outcome, 0)
-        return 0
-    n = gen_moves(c, h, occ, moves)
-    if n == 0:                 # never happens (RULES.md); the side that cannot move loses
-        final_record[0] = REC_MAKE(REC_LOSS, 0)
-        return 0
-    for i in range(n):
-        child_occ = apply_move(c, h, occ, moves[i], child)
-        child_key[i] = canonical(c, child, side ^ 1)
-        if child_hint != NULL:
-            # the hint does not depend on the symmetry: houses swap with the side bit
-            hint_of(c, child_occ, side ^ 1, &child_hint[2 * i], &child_hint[2 * i + 1])
-    return n
+    return expand_packed(<const OvCtx *>ctx, NULL, key, child_key, child_hint, final_record)
 
 
 cdef int proof_hint(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
@@ -772,7 +749,6 @@ cdef class OverflowTiers:
     cdef object _sets
     cdef readonly int ncells, max_discs
     cdef readonly object set_counts
-    cdef object _ranks
 
     def __cinit__(self, OverflowKernel board, int max_discs):
         cdef int i, j, k, n = board.ncells
@@ -823,15 +799,18 @@ cdef class OverflowTiers:
         self.t.sets = &sets[0] if at else NULL
         self.set_counts = [0] + [int(self.t.set_start[k + 1] - self.t.set_start[k])
                                  for k in range(1, n + 1)]
-        cdef int32_t[::1] ranks
+        cdef int32_t *ranks
         self.t.set_rank = NULL
         if n <= RANK_TABLE_CELLS:
-            self._ranks = np.full(1 << n, -1, dtype=np.int32)
-            ranks = self._ranks
+            # read at random by every look-up of a position's rank: in huge pages (big_table_alloc)
+            ranks = <int32_t *>big_table_alloc(sizeof(int32_t) << n)
+            if ranks == NULL:
+                raise MemoryError("out of memory for the ranks of the endgame tiers")
+            memset(ranks, 0xFF, sizeof(int32_t) << n)          # -1: not a one-group set
             for k in range(1, self.t.max_occupied + 1):
                 for at in range(self.t.set_start[k], self.t.set_start[k + 1]):
                     ranks[sets[at]] = <int32_t>(at - self.t.set_start[k])
-            self.t.set_rank = &ranks[0]
+            self.t.set_rank = ranks
         self.kernel.ctx = &self.t
         self.kernel.max_children = 8 * self.t.max_occupied
         self.kernel.expand = expand_tier
@@ -839,6 +818,9 @@ cdef class OverflowTiers:
         self.kernel.proof_hint = NULL
         self.kernel.level = NULL
         self.kernel.level_count = 0
+
+    def __dealloc__(self):
+        big_table_free(self.t.set_rank, sizeof(int32_t) << self.ncells)
 
     def capsule(self):
         return PyCapsule_New(&self.kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)
@@ -930,21 +912,87 @@ cdef struct LeafCtx:
     int max_discs
 
 
+cdef inline int leaf_tier(const LeafCtx *lc, const uint8_t *h, uint64_t occ, int side,
+                          int64_t *index) noexcept nogil:
+    """The tier of a position the table holds (its index there in `index`), else -1."""
+    cdef int i, discs = 0, tier = 0
+    for i in range(lc.c.ncells):
+        discs += h[i]
+    if discs > lc.max_discs:
+        return -1
+    index[0] = rank_tier(lc.t, h, occ, side, &tier)
+    if index[0] < 0 or tier >= lc.ntables or lc.wins[tier] == NULL or index[0] >= lc.lengths[tier]:
+        return -1
+    return tier
+
+
+cdef inline bint leaf_wins(const LeafCtx *lc, int tier, int64_t index) noexcept nogil:
+    return (lc.wins[tier][index >> 3] >> (index & 7)) & 1
+
+
 cdef inline int leaf_record(const LeafCtx *lc, const uint8_t *h, uint64_t occ, int side,
                             uint16_t *record) noexcept nogil:
     """1 with the table's record of a position it holds (a win or a loss, remoteness 0),
     else 0."""
-    cdef int i, discs = 0, tier = 0
     cdef int64_t index
-    for i in range(lc.c.ncells):
-        discs += h[i]
-    if discs > lc.max_discs:
+    cdef int tier = leaf_tier(lc, h, occ, side, &index)
+    if tier < 0:
         return 0
-    index = rank_tier(lc.t, h, occ, side, &tier)
-    if index < 0 or tier >= lc.ntables or lc.wins[tier] == NULL or index >= lc.lengths[tier]:
-        return 0
-    record[0] = REC_MAKE(REC_WIN if (lc.wins[tier][index >> 3] >> (index & 7)) & 1 else REC_LOSS, 0)
+    record[0] = REC_MAKE(REC_WIN if leaf_wins(lc, tier, index) else REC_LOSS, 0)
     return 1
+
+
+cdef int expand_packed(const OvCtx *c, const LeafCtx *lc, uint64_t key, uint64_t *child_key,
+                       uint32_t *child_hint, uint16_t *final_record) noexcept nogil:
+    """The children of a packed position (canonical keys; with `child_hint`, each one's
+    hint_of), or 0 with its final record.  With an endgame table (`lc`, else NULL) a position
+    it holds is final with the table's value, and so is the hint of a child it holds: read
+    from the heights the move left, before the child is packed, and with the bytes of all the
+    children asked for first, since they lie scattered over hundreds of megabytes."""
+    cdef uint8_t h[MAXC]
+    cdef uint8_t child[MAXC]
+    cdef Move moves[MAX_MOVES]
+    cdef int tiers[MAX_MOVES]
+    cdef int64_t index[MAX_MOVES]
+    cdef int side = unpack(c, key, h), n, i, outcome
+    cdef uint64_t occ, child_occ
+    cdef uint16_t record = 0
+    cdef bint leaves = lc != NULL and child_hint != NULL
+    if side < 0:
+        return -1
+    occ = occupancy(c, h)
+    if (lc != NULL and __builtin_popcountll(key & ~(<uint64_t>1 << 63)) <= lc.max_discs
+            and leaf_record(lc, h, occ, side, &record)):
+        final_record[0] = REC_MAKE(REC_OUTCOME(record), 0)
+        return 0
+    outcome = final_outcome(c, occ, side)
+    if outcome:
+        final_record[0] = REC_MAKE(outcome, 0)
+        return 0
+    n = gen_moves(c, h, occ, moves)
+    if n == 0:                 # never happens (RULES.md); the side that cannot move loses
+        final_record[0] = REC_MAKE(REC_LOSS, 0)
+        return 0
+    for i in range(n):
+        child_occ = apply_move(c, h, occ, moves[i], child)
+        child_key[i] = canonical(c, child, side ^ 1)
+        if child_hint != NULL:
+            # the hint does not depend on the symmetry: houses swap with the side bit
+            hint_of(c, child_occ, side ^ 1, &child_hint[2 * i], &child_hint[2 * i + 1])
+            if leaves:
+                tiers[i] = leaf_tier(lc, child, child_occ, side ^ 1, &index[i])
+                if tiers[i] >= 0:
+                    prefetch_for_read(&lc.wins[tiers[i]][index[i] >> 3])
+    if leaves:
+        for i in range(n):
+            if tiers[i] >= 0:
+                if leaf_wins(lc, tiers[i], index[i]):
+                    child_hint[2 * i] = 0
+                    child_hint[2 * i + 1] = PROOF_INF
+                else:
+                    child_hint[2 * i] = PROOF_INF
+                    child_hint[2 * i + 1] = 0
+    return n
 
 
 cdef inline int leaf_of_key(const LeafCtx *lc, uint64_t key, uint16_t *record) noexcept nogil:
@@ -961,18 +1009,7 @@ cdef inline int leaf_of_key(const LeafCtx *lc, uint64_t key, uint16_t *record) n
 cdef int leaf_expand_key(const void *ctx, uint64_t key, uint64_t *child_key, uint32_t *child_hint,
                          uint16_t *final_record) noexcept nogil:
     cdef const LeafCtx *lc = <const LeafCtx *>ctx
-    cdef uint16_t record = 0
-    cdef int n, i
-    if leaf_of_key(lc, key, &record):
-        final_record[0] = REC_MAKE(REC_OUTCOME(record), 0)
-        return 0
-    n = expand_key(lc.c, key, child_key, child_hint, final_record)
-    if child_hint != NULL:
-        for i in range(n):
-            if leaf_of_key(lc, child_key[i], &record):
-                child_hint[2 * i] = 0 if REC_OUTCOME(record) == REC_WIN else PROOF_INF
-                child_hint[2 * i + 1] = PROOF_INF if REC_OUTCOME(record) == REC_WIN else 0
-    return n
+    return expand_packed(lc.c, lc, key, child_key, child_hint, final_record)
 
 
 cdef int leaf_proof_hint(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
@@ -991,14 +1028,16 @@ cdef class TableLeaves:
     the table's reader checked them), kept as one bit a position (who wins: all a proof needs of
     a leaf, so a table's leaves take an eighth of a byte a position and their look-ups touch
     sixteen times less memory than the records would); positions of at most `max_discs` discs
-    are looked up."""
+    are looked up.  The bits are kept in huge pages where the system offers them (as the search's
+    table): a child's look-up is a read at random in hundreds of megabytes, which on small pages
+    also waits for a walk of the page tables."""
     cdef LeafCtx lc
     cdef GameKernel kernel
     cdef OverflowKernel board
     cdef OverflowTiers tiers
-    cdef object arrays
-    cdef const uint8_t **wins
+    cdef uint8_t **wins
     cdef int64_t *lengths
+    cdef int ntables
     cdef readonly int64_t positions
 
     def __cinit__(self, OverflowKernel board, OverflowTiers tiers, int max_discs):
@@ -1009,15 +1048,16 @@ cdef class TableLeaves:
             raise ValueError("the endgame tiers are of another board")
         if not 0 <= max_discs <= tiers.max_discs:
             raise ValueError(f"leaves of at most {max_discs} discs: the tiers rank at most {tiers.max_discs}")
-        self.wins = <const uint8_t **>calloc(ntables, sizeof(uint8_t *))
+        self.wins = <uint8_t **>calloc(ntables, sizeof(uint8_t *))
         self.lengths = <int64_t *>calloc(ntables, sizeof(int64_t))
         if self.wins == NULL or self.lengths == NULL:
             raise MemoryError()
-        self.board, self.tiers, self.arrays = board, tiers, {}
+        self.ntables = ntables
+        self.board, self.tiers = board, tiers
         self.positions = 0
         self.lc.c = &board.ctx
         self.lc.t = &tiers.t
-        self.lc.wins = self.wins
+        self.lc.wins = <const uint8_t **>self.wins
         self.lc.lengths = self.lengths
         self.lc.ntables = ntables
         self.lc.max_discs = max_discs
@@ -1031,25 +1071,25 @@ cdef class TableLeaves:
         """Hold a solved tier of the table: `records` (uint16, one per position of the tier) must
         each be a win or a loss; they are kept as a bit each.  Refused (ValueError) otherwise,
         before anything is kept; a tier is added once."""
-        cdef int ntables = (self.tiers.max_discs + 1) * (self.tiers.ncells + 1)
         cdef const cnp.uint16_t[::1] view
-        cdef uint8_t[::1] out
+        cdef uint8_t *out
         cdef int64_t i, n, bad = -1
         cdef uint16_t outcome
-        if not 0 <= tier < ntables:
+        if not 0 <= tier < self.ntables:
             raise ValueError(f"no tier {tier} on this board")
-        if self.wins[tier] != NULL or tier in self.arrays:
+        if self.wins[tier] != NULL:
             raise ValueError(f"tier {tier} is already held")
         if not (records.dtype == np.uint16 and records.ndim == 1):
             raise ValueError(f"the records of tier {tier} are not a uint16 array")
         n = records.shape[0]
         if n != self.tiers.tier_size(tier):
             raise ValueError(f"tier {tier} holds {self.tiers.tier_size(tier)} positions, not {n}")
-        bits = np.zeros((n + 7) // 8, dtype=np.uint8)
         if n == 0:
             return
         view = np.ascontiguousarray(records)
-        out = bits
+        out = <uint8_t *>big_table_alloc((n + 7) // 8)          # zeroed
+        if out == NULL:
+            raise MemoryError(f"out of memory for tier {tier} of the endgame table")
         with nogil:
             for i in range(n):
                 outcome = REC_OUTCOME(view[i])
@@ -1059,19 +1099,23 @@ cdef class TableLeaves:
                     bad = i
                     break
         if bad >= 0:
+            big_table_free(out, (n + 7) // 8)
             raise ValueError(f"position {bad} of tier {tier} is neither a win nor a loss "
                              f"(record {records[bad]})")
-        self.arrays[tier] = bits
-        self.wins[tier] = &out[0]
+        self.wins[tier] = out
         self.lengths[tier] = n
         self.positions += n
 
     @property
     def nbytes(self):
         """Bytes the held tiers take."""
-        return sum(a.nbytes for a in self.arrays.values())
+        return sum((self.lengths[t] + 7) // 8 for t in range(self.ntables) if self.wins[t] != NULL)
 
     def __dealloc__(self):
+        cdef int t
+        if self.wins != NULL and self.lengths != NULL:
+            for t in range(self.ntables):
+                big_table_free(self.wins[t], (self.lengths[t] + 7) // 8)
         free(self.wins)
         free(self.lengths)
 

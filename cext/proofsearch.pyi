@@ -29,6 +29,8 @@ class Prover:
     @property
     def replaced(self) -> int:
         """Entries pushed out of a full bucket so far."""
+    def release(self) -> None:
+        """Free the search's table (its proof drawn); a later call that reads it raises RuntimeError."""
     def count_depths(self) -> None:
         """From now on, count the positions the search expands at each depth."""
     def depths(self) -> npt.NDArray[np.int64] | None:

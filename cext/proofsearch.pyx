@@ -185,6 +185,15 @@ cdef struct Search:
     int finished            # a thread proved the root: the others stop
     uint8_t *busy           # 1 << BUSY_BITS counters, by key; a shared slot only misleads the choice
     int64_t *depth_counts   # positions expanded by the search at each depth (NULL: not counted)
+    # Drawing a proof (one thread): which entries the walk has been at, a byte a bucket, bit
+    # 2 * slot + role (the winner to move: 1), so that the walk needs no set of its own beside
+    # the table (NULL while searching).  While it is set, `store` pushes out an unproved entry
+    # before a proved one, and one the walk has been at last of all; the marks of such an
+    # entry go to `marks_pushed_out` (a set that stays small: the table is far larger than a
+    # proof it can hold), so that no position is walked twice.
+    uint8_t *marks
+    Seen *marks_pushed_out
+    int marks_lost          # marks_pushed_out could not grow (out of memory)
 
 
 cdef struct Worker:
@@ -279,11 +288,21 @@ cdef void store(Search *s, uint64_t key, uint32_t phi, uint32_t delta, uint32_t 
             break
         # a class is a power of two: a proved or disproved entry counts its work double
         worth = (b[i].numbers >> (2 * NUMBER_BITS)) + (1 if held_phi == 0 or held_delta == 0 else 0)
+        if s.marks != NULL:
+            # drawing a proof: the proved entries are the proof, and those walked are its part
+            # already drawn (pushed out, they are walked again); unproved ones only guide a search
+            worth += (WORK_CLASSES + 1 if held_phi == 0 or held_delta == 0 else 0) + (
+                2 * (WORK_CLASSES + 1) if (s.marks[number] >> (2 * i)) & 3 else 0)
         if worth < least:
             least = worth
             victim = i
     else:
         count_add(&s.replaced, 1)
+    if s.marks != NULL and b[victim].key != key and (s.marks[number] >> (2 * victim)) & 3:
+        for i in range(2):
+            if (s.marks[number] >> (2 * victim + i)) & 1 and seen_add(s.marks_pushed_out, b[victim].key, i) < 0:
+                s.marks_lost = 1
+        s.marks[number] &= ~(<uint8_t>3 << (2 * victim))
     b[victim].key = key
     b[victim].numbers = pack_numbers(phi, delta, work)
     if s.parallel:
@@ -514,6 +533,41 @@ cdef int losing_child(Worker *w, const uint64_t *child, int n) noexcept nogil:
     return -1
 
 
+cdef inline bint walked(Search *s, uint64_t key, uint8_t role) noexcept nogil:
+    """Whether the walk has been at (key, role): marked in its entry, or among the marks of
+    entries pushed out since."""
+    cdef int64_t number = bucket_number(s, key)
+    cdef Entry *b = &s.table[number * BUCKET]
+    cdef int i
+    for i in range(BUCKET):
+        if b[i].key == key:
+            if (s.marks[number] >> (2 * i + role)) & 1:
+                return True
+            break
+    return s.marks_pushed_out.used > 0 and seen_has(s.marks_pushed_out, key, role)
+
+
+cdef inline void mark_walked(Search *s, uint64_t key, uint8_t role) noexcept nogil:
+    """The walk has been at (key, role): marked in its entry, stored (as the role says: won or
+    lost for its side to move) where it has none.  What is stored so is borne out by the walk
+    below it, or the walk fails."""
+    cdef int64_t number = bucket_number(s, key)
+    cdef Entry *b = &s.table[number * BUCKET]
+    cdef int i
+    for i in range(BUCKET):
+        if b[i].key == key:
+            break
+    else:
+        if role == 1:
+            store(s, key, 0, INF, 1)
+        else:
+            store(s, key, INF, 0, 1)
+        for i in range(BUCKET):
+            if b[i].key == key:
+                break
+    s.marks[number] |= <uint8_t>1 << (2 * i + role)
+
+
 cdef struct Pairs:
     uint64_t *keys
     uint64_t *chosen
@@ -521,25 +575,27 @@ cdef struct Pairs:
     int64_t room
 
 
-cdef int extract_walk(Worker *w, Seen *seen, Todo *todo, Pairs *out, uint64_t *child,
-                      bint bounded) noexcept nogil:
+cdef int extract_walk(Worker *w, Todo *todo, Pairs *out, uint64_t *child, bint bounded) noexcept nogil:
     """Walk the proof in the table from the positions in `todo` (the root, pushed by the
     caller): every child of the loser's positions, and at the winner's the first child proved
-    lost (searching again where entries were replaced), kept in `out`.  `bounded`: `out` never
-    grows; when it is full the walk returns ERR_OUT_FULL, and goes on where it stopped when
-    called again with `out` emptied.  0, or ERR_*."""
+    lost (searching again where entries were replaced), kept in `out`; the positions walked are
+    marked in the table (`marks`).  `bounded`: `out` never grows; when it is full the walk
+    returns ERR_OUT_FULL, and goes on where it stopped when called again with `out` emptied.
+    0, or ERR_*."""
     cdef uint64_t key
     cdef uint64_t *grown
     cdef uint32_t phi, delta
     cdef uint8_t role
-    cdef int n, i, chosen, err, added
+    cdef int n, i, chosen, err
     while todo.n > 0:
         if bounded and out.n == out.room:
             return ERR_OUT_FULL
+        if w.s.marks_lost:
+            return ERR_MEMORY
         todo.n -= 1
         key = todo.keys[todo.n]
         role = todo.roles[todo.n]
-        if seen_has(seen, key, role):
+        if walked(w.s, key, role):
             continue
         if ctl_stopped(w.s.ctl):
             return ERR_STOPPED
@@ -548,15 +604,13 @@ cdef int extract_walk(Worker *w, Seen *seen, Todo *todo, Pairs *out, uint64_t *c
             return n
         if n == 0:
             # the end of a line (the game's end, an endgame table's position) is checked at each
-            # visit and never held: a proof's leaves outnumber its inner positions, and the set
-            # beside the search's table holds only those
+            # visit and never marked: a proof's leaves outnumber its inner positions, and they
+            # need no entries of their own
             if (phi == 0) != (role == 1):
                 return ERR_LINE_NOT_WON
             continue
-        added = seen_add(seen, key, role)
-        if added < 0:
-            return ERR_MEMORY
         if role == 0:
+            mark_walked(w.s, key, 0)
             for i in range(n):
                 if push(todo, child[i], 1) != 0:
                     return ERR_MEMORY
@@ -578,6 +632,7 @@ cdef int extract_walk(Worker *w, Seen *seen, Todo *todo, Pairs *out, uint64_t *c
             i += 1
         if chosen < 0:
             return ERR_NO_WINNING_MOVE
+        mark_walked(w.s, key, 1)
         if out.n == out.room:
             grown = <uint64_t *>realloc(out.keys, 2 * out.room * sizeof(uint64_t))
             if grown == NULL:
@@ -631,6 +686,18 @@ cdef class Prover:
         free(self.s.busy)
         free(self.s.depth_counts)
 
+    def release(self):
+        """Free the search's table now (its proof drawn, the sort and the write of a large
+        proof need the memory); every call that reads the table then raises RuntimeError."""
+        if self.running:
+            raise RuntimeError("the search is running")
+        big_table_free(self.s.table, self.s.buckets * BUCKET * sizeof(Entry))
+        self.s.table = NULL
+
+    def _usable(self):
+        if self.s.table == NULL:
+            raise RuntimeError("the search's table has been released")
+
     def count_depths(self):
         """From now on, count the positions the search expands at each depth (for a bench of
         where a search spends its work: `depths()`)."""
@@ -679,6 +746,7 @@ cdef class Prover:
         """(phi, delta) of `key` as the search reads a child: the table's, else the game's
         hint (a final position: 0 and INF), else (1, 1)."""
         cdef uint32_t phi, delta
+        self._usable()
         child_numbers(&self.s, key, &phi, &delta)
         return phi, delta
 
@@ -698,6 +766,7 @@ cdef class Prover:
     def value(self):
         """'win' or 'loss' for the side to move at the root once proved, else None."""
         cdef uint32_t phi, delta
+        self._usable()
         look_up(&self.s, self.root, &phi, &delta)
         return "win" if phi == 0 else "loss" if delta == 0 else None
 
@@ -720,6 +789,7 @@ cdef class Prover:
         cdef int err
         if threads < 1:
             raise ValueError(f"{threads} threads: at least 1")
+        self._usable()
         self.s.ctl = control_of(control, &spare)
         self.s.budget = self.s.nodes + budget
         self.running = True
@@ -773,6 +843,7 @@ cdef class Prover:
         cdef int err = 0
         cdef uint32_t phi, delta
         cdef Worker w = self.worker()
+        self._usable()
         self.s.ctl = control_of(control, &spare)
         self.s.budget = 0x7FFFFFFFFFFFFFFF
         self.running = True
@@ -798,14 +869,15 @@ cdef class Prover:
         ValueError when the table's values do not bear out (a damaged or forged checkpoint),
         KeyboardInterrupt when `control` asks to stop."""
         cdef Control spare
-        cdef Seen seen
+        cdef Seen pushed_out
         cdef Todo todo
         cdef Pairs out
         cdef uint64_t *child = <uint64_t *>malloc(MAX_CHILDREN * sizeof(uint64_t))
         cdef int err = 0
         cdef bint bounded = spill is not None
-        if chunk < 1:
+        if chunk < 1 or self.s.table == NULL:
             free(child)
+            self._usable()
             raise ValueError(f"an extraction's chunk holds at least one pair, not {chunk}")
         cdef Worker w = self.worker()
         self.s.ctl = control_of(control, &spare)
@@ -814,16 +886,20 @@ cdef class Prover:
         out.room = chunk if bounded else 1 << 12
         out.keys = <uint64_t *>malloc(out.room * sizeof(uint64_t))
         out.chosen = <uint64_t *>malloc(out.room * sizeof(uint64_t))
-        opened = (seen_open(&seen), todo_open(&todo))      # both, so that both can be closed
+        opened = (seen_open(&pushed_out), todo_open(&todo))      # both, so that both can be closed
+        # the walk's marks: a byte a bucket (an eighth of the table's memory)
+        self.s.marks = <uint8_t *>big_table_alloc(self.s.buckets)
+        self.s.marks_pushed_out = &pushed_out
+        self.s.marks_lost = 0
         try:
-            if opened != (0, 0) or child == NULL or out.keys == NULL or out.chosen == NULL:
+            if opened != (0, 0) or self.s.marks == NULL or child == NULL or out.keys == NULL or out.chosen == NULL:
                 raise MemoryError("out of memory for the proof")
             if push(&todo, root, winner_to_move) != 0:
                 raise MemoryError("out of memory for the proof")
             while True:
                 self.running = True
                 with nogil:
-                    err = extract_walk(&w, &seen, &todo, &out, child, bounded)
+                    err = extract_walk(&w, &todo, &out, child, bounded)
                 self.running = False
                 if err != ERR_OUT_FULL:
                     break
@@ -843,7 +919,10 @@ cdef class Prover:
             chosen = np.array(<uint64_t[:out.n]>out.chosen if out.n else [], dtype=np.uint64)
         finally:
             self.running = False
-            seen_close(&seen)
+            big_table_free(self.s.marks, self.s.buckets)
+            self.s.marks = NULL
+            self.s.marks_pushed_out = NULL
+            seen_close(&pushed_out)
             todo_close(&todo)
             free(out.keys)
             free(out.chosen)
@@ -885,6 +964,7 @@ cdef class Prover:
         the one array `column` names ('key', 'phi', 'delta', 'work'), so that a checkpoint is
         written a slice of the table and a column at a time, in little memory."""
         cdef int64_t total = self.s.buckets * BUCKET
+        self._usable()
         start = max(0, min(start, total))
         stop = max(start, min(stop, total))
         fields = [("key", "<u8"), ("phi", "<u4"), ("delta", "<u4"), ("work", "<u4")]
@@ -930,6 +1010,7 @@ cdef class Prover:
         cdef const cnp.uint32_t[::1] d = np.ascontiguousarray(delta, dtype=np.uint32)
         cdef const cnp.uint32_t[::1] w = np.ascontiguousarray(work, dtype=np.uint32)
         cdef int64_t i, n = k.shape[0]
+        self._usable()
         if p.shape[0] != n or d.shape[0] != n or w.shape[0] != n:
             raise ValueError("a checkpoint's arrays differ in length")
         for i in range(n):

@@ -248,7 +248,7 @@ def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: in
         # a checkpoint is a file like any other: the value stands only once a proof drawn from
         # the table ends, line by line, in the game's own final positions
         try:
-            choices = extract(prover, game.key(position)[1], value, max_nodes)
+            choices = extract(prover, game.key(position)[1], value, max_nodes, release=True)
         except DamagedProof:
             raise DamagedProof(f"--checkpoint {quote(checkpoint, 60)} holds values the game's "
                                f"positions do not bear out (damaged or forged); start without it") from None
@@ -268,16 +268,19 @@ def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: in
                   prover.entries * ENTRY_BYTES, prover.replaced, choices), prover
 
 
-def extract(prover, root: int, value: str, max_nodes: int | None = None) -> Choices | None:
+def extract(prover, root: int, value: str, max_nodes: int | None = None,
+            release: bool = False) -> Choices | None:
     """The proof in the search's table (walked in the kernel): for every position of the
     winner's on it, the child chosen (a proved loss for its side to move).  Positions whose
     entries were replaced are searched again, until the search's positions expanded reach
     `max_nodes` (None: no limit; then it returns None).  DamagedProof when the table's values do
     not bear out (a line ends where its winner has not won).
 
-    A large proof is gathered in an anonymous temporary file (a chunk of the kernel's at a
-    time) while the walk's own sets are in memory beside the search's table, and sorted once
-    they are freed: 24 bytes a position at the most, not the walk's and the pairs' together."""
+    The walk marks the positions it has been at in the search's table itself (a byte a bucket
+    beside it), and a large proof is gathered in an anonymous temporary file (a chunk of the
+    kernel's at a time), then sorted.  `release`: the caller needs nothing more of the search's
+    table, which is freed before the sort, so drawing a proof takes little more memory than
+    the search did."""
     budget = -1 if max_nodes is None else max(0, max_nodes - prover.nodes)
     with contextlib.ExitStack() as held:
         spilled = []                        # [the temporary file, pairs written]
@@ -297,6 +300,8 @@ def extract(prover, root: int, value: str, max_nodes: int | None = None) -> Choi
             raise _unkept(exc) from None
         if found is None:
             return None
+        if release:
+            prover.release()
         keys, chosen = found
         if not spilled:
             order = np.argsort(keys)

@@ -120,7 +120,7 @@ def prove(game: Game, position=None, *, memory: int = 1 << 30, threads: int | No
                                       threads=threads, leaves=leaves)
         expanded = prover.nodes
         if result is not None and proof is not None and not result.winner_choices:
-            choices = proofs.extract(prover, game.key(position)[1], result.value, max_nodes)
+            choices = proofs.extract(prover, game.key(position)[1], result.value, max_nodes, release=True)
             if choices is None:     # writing the proof would take more than max_nodes
                 result = None
             else:

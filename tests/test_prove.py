@@ -78,9 +78,14 @@ def test_a_table_smaller_than_the_search_still_proves(table_3x4, threads):
     assert proved.replaced > 0
     with open_table(path) as table:
         assert proved.value == table.probe(game.initial()).value
-    choices = proofs.extract(prover, game.key(game.initial())[1], proved.value)
+    choices = proofs.extract(prover, game.key(game.initial())[1], proved.value, release=True)
+    # the proof (25,000 positions of the winner's) outgrows the table: the walk's marks are
+    # pushed out with their entries, and still no position is walked (and listed) twice
+    assert np.unique(choices.keys).size == len(choices) > 1 << 14
     proof = proofs.ProofFile(game, game.initial(), proved.value, choices.keys, choices.chosen)
     assert proofs.verify_proof(proof, samples=10)["positions_verified"] > len(choices) > 0
+    with pytest.raises(RuntimeError, match="released"):
+        prover.value()
 
 
 def test_a_proof_drawn_through_its_temporary_file_is_the_proof_drawn_in_memory(table_3x4, tmp_path,
