@@ -16,15 +16,35 @@ README.md (Python) shows them on real games and positions.
 
 Errors subclass built-in ones (BadPosition and BadParameters are ValueErrors, TableMissing a
 FileNotFoundError, NotInTable a LookupError), each one sentence quoting the bad input."""
-from .solver.errors import BadMove, BadParameters, BadPosition
-from .solver.games import GAMES, make_game
-from .tables.proving import prove
-from .tables.analysis import Analyser, Interrupted, analyse
-from .tables.format import BeyondTable, NotInTable, TableError, TableMissing
-from .tables.locate import Tables, open_tables
-from .tables.solving import Plan, SolveResult, TooLarge, plan, solve
-from .tables.store import open_table
+import importlib
 
-__all__ = ["BadMove", "BadParameters", "BadPosition", "GAMES", "make_game", "prove", "Analyser",
-           "Interrupted", "analyse", "BeyondTable", "NotInTable", "TableError", "TableMissing", "Tables",
-           "open_tables", "Plan", "SolveResult", "TooLarge", "plan", "solve", "open_table"]
+#: where each name of the library lives: imported the first time it is asked for, so that
+#: `import sowsolve` (which the `sowsolve` command's entry point does first of all) loads
+#: nothing heavy, and a Ctrl-C while the command starts reaches its handler (cli/entry.py)
+_FROM = {
+    "BadMove": ".solver.errors", "BadParameters": ".solver.errors", "BadPosition": ".solver.errors",
+    "GAMES": ".solver.games", "make_game": ".solver.games",
+    "prove": ".tables.proving",
+    "Analyser": ".tables.analysis", "Interrupted": ".tables.analysis", "analyse": ".tables.analysis",
+    "BeyondTable": ".tables.format", "NotInTable": ".tables.format", "TableError": ".tables.format",
+    "TableMissing": ".tables.format",
+    "Tables": ".tables.locate", "open_tables": ".tables.locate",
+    "Plan": ".tables.solving", "SolveResult": ".tables.solving", "TooLarge": ".tables.solving",
+    "plan": ".tables.solving", "solve": ".tables.solving",
+    "open_table": ".tables.store",
+}
+
+__all__ = list(_FROM)
+
+
+def __getattr__(name: str):
+    where = _FROM.get(name)
+    if where is None:
+        raise AttributeError(f"module 'sowsolve' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

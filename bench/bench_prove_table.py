@@ -7,7 +7,10 @@ expansions are the same every run of a build: they show what the table's size an
 change; a memory too small for the search shows what an entry's size buys.
 
     python bench/bench_prove_table.py --before DIR --size 4x4 --memory 160M --memory 1G
-        [--threads 1] [--runs 2] [--out F]
+        [--threads 1] [--runs 2] [--tables TABLES] [--out F]
+
+With --tables the lines end in the board's endgame table there (its loading is outside the
+search's seconds, inside the wall's).
 """
 from __future__ import annotations
 
@@ -22,12 +25,14 @@ from report import emit, machine, time_process
 BUILDS = ("after", "before")
 
 
-def prove(size: str, memory: str, threads: int, before: str | None) -> dict:
+def prove(size: str, memory: str, threads: int, before: str | None, tables: str | None = None) -> dict:
     env = dict(os.environ)
     if before is not None:
         env["PYTHONPATH"] = before + os.pathsep + env.get("PYTHONPATH", "")
     command = [sys.executable, "-c", "from sowsolve.cli.entry import main; main()", "prove",
                "overflow", "--size", size, "--threads", str(threads), "--memory", memory, "--json"]
+    if tables is not None:
+        command += ["--tables", tables]
     run, seconds, peak = time_process(command, env)
     if run.returncode != 0:
         return {"failed": run.stderr.strip().splitlines()[-1:]}
@@ -45,12 +50,13 @@ def main() -> None:
     parser.add_argument("--memory", action="append", required=True)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--tables", help="a directory with the board's endgame table, at the leaves")
     parser.add_argument("--out")
     args = parser.parse_args()
     if not os.path.isdir(os.path.join(args.before, "sowsolve")):
         parser.error(f"{args.before} holds no sowsolve package (DIR/sowsolve)")
     result = {"command": "python bench/bench_prove_table.py " + " ".join(
-                  "DIR" if a == args.before else a for a in sys.argv[1:]),
+                  "DIR" if a == args.before else "TABLES" if a == args.tables else a for a in sys.argv[1:]),
               "machine": machine(), "size": args.size, "threads": args.threads, "runs": [],
               "by_memory": {}}
     for memory in args.memory:
@@ -58,7 +64,7 @@ def main() -> None:
         for _ in range(args.runs):
             for build in BUILDS:                      # alternating: the machine's drift shared
                 row = prove(args.size, memory, args.threads,
-                            args.before if build == "before" else None)
+                            args.before if build == "before" else None, args.tables)
                 rows[build].append(row)
                 result["runs"].append({"memory": memory, "build": build, **row})
         summary = {}

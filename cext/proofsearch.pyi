@@ -27,6 +27,9 @@ class Prover:
     def stored(self) -> int:
         """Entries in use."""
     @property
+    def walked(self) -> int:
+        """Positions the extractions' walks expanded (part of `nodes`)."""
+    @property
     def replaced(self) -> int:
         """Entries pushed out of a full bucket so far."""
     def release(self) -> None:

@@ -192,6 +192,7 @@ cdef struct Search:
     # entry go to `marks_pushed_out` (a set that stays small: the table is far larger than a
     # proof it can hold), so that no position is walked twice.
     uint8_t *marks
+    int64_t walked          # positions the walks expanded (counted in `nodes` too)
     Seen *marks_pushed_out
     int marks_lost          # marks_pushed_out could not grow (out of memory)
 
@@ -600,6 +601,7 @@ cdef int extract_walk(Worker *w, Todo *todo, Pairs *out, uint64_t *child, bint b
         if ctl_stopped(w.s.ctl):
             return ERR_STOPPED
         n = expand(w, key, child, NULL, &phi, &delta)
+        w.s.walked += 1
         if n < 0:
             return n
         if n == 0:
@@ -736,6 +738,12 @@ cdef class Prover:
     def stored(self):
         """Entries in use."""
         return self.s.stored
+
+    @property
+    def walked(self):
+        """Positions the extractions' walks expanded (part of `nodes`; the rest of what an
+        extraction adds to `nodes` is searching again where entries were lost)."""
+        return self.s.walked
 
     @property
     def replaced(self):

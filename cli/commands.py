@@ -359,7 +359,7 @@ def check(
             raise BadParameters(f"--samples must be from 1 to {MAX_SEARCH:,}, not {str(samples)[:20]}")
         if proof is not None:
             report = proofs.verify_file(proof, tier_bar, samples, seed, full,
-                                        leaves_for=proof_leaves(proof, tables))
+                                        leaves_for=proof_leaves(proof, tables, samples, seed))
             show(report, as_json, render.proof_check_text)
             if report["failures"]:
                 fail(f"{proof} does not prove its claim: {report['failures'][0]}", 1)
@@ -474,15 +474,23 @@ def prove(
         if not report["proved"]:
             if as_json:     # a script still learns how far the search went
                 emit_json(report)
+            if "searched_value" in report:
+                fail(f"the search proved a {report['searched_value']} for the side to move in "
+                     f"{report['searched_nodes']:,} positions expanded, but drawing its proof "
+                     f"takes more than --max-nodes {max_nodes}: no proof written", 1)
             fail(f"not proved within the budget: {report['nodes']:,} positions expanded "
                  f"(--max-nodes {max_nodes})", 1)
         show(report, as_json, render.prove_text)
 
 
-def proof_leaves(proof: str, directory: str | None):
+def proof_leaves(proof: str, directory: str | None, samples: int = SAMPLES, seed: int = 0):
     """For check --proof: the endgame table a proof cites, looked for by its file name in
     `directory` (None: the tables directory) and beside the proof, refused unless its records
-    are the ones the proof cites."""
+    are the ones the proof cites, and unless it passes the check `check --table` makes (each
+    tier's summary against its records, `samples` positions a tier against their children):
+    the checksum says the table is the one the proof was drawn with, not that its values are
+    right, and a forged table with its checksums made anew would otherwise carry a false
+    proof.  (`check --table --full` checks every position.)"""
     def leaves_for(found):
         name = found.tables["file"]
         folders = [directory if directory is not None else locate.tables_directory(),
@@ -501,5 +509,13 @@ def proof_leaves(proof: str, directory: str | None):
         if leaves.citation != found.tables:
             raise proofs.ProofFails(f"{name} is not the endgame table the proof cites (its records' "
                                     f"checksum or limit of discs differs)")
+        try:
+            with open_table(path) as table:
+                checked = verify.check_table(table, samples, False, seed)
+        except (TableError, BadParameters) as exc:
+            raise proofs.ProofFails(f"the endgame table {name} it cites cannot be read: {exc}") from None
+        if checked["failures"]:
+            raise proofs.ProofFails(f"the endgame table {name} its lines end in fails its own check: "
+                                    f"{checked['failures'][0]}")
         return leaves
     return leaves_for

@@ -13,6 +13,11 @@ def main() -> None:
         sys.exit(130)
     try:
         run()
+    except KeyboardInterrupt:
+        # before a command's own handling of Ctrl-C (while the options are still being read)
+        print("sowsolve: interrupted", file=sys.stderr)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        sys.exit(130)
     except SystemExit as leaving:
         if leaving.code == 130:
             # interrupted and said so: a second Ctrl-C while the process ends (its threads

@@ -207,8 +207,13 @@ def prove_text(r: dict) -> str:
         lines.append(f"leaves     the endgame table {r['tables']['file']} (at most "
                      f"{r['tables']['max_discs']} discs)")
     if "proof" in r:
-        lines.append(f"proof      {r['proof']['file']}: {r['proof']['winner_positions']:,} positions of "
-                     f"the winner's, {size_short(r['proof']['bytes'])}")
+        drawn = r["proof"]
+        how = (f"; drawn from the search's table in {drawn['drawn_seconds']:.1f} s "
+               f"({drawn['positions_walked']:,} positions walked, {drawn['positions_searched_again']:,} "
+               f"searched again)" if "drawn_seconds" in drawn else "")
+        lines.append(f"proof      {drawn['file']}: {drawn['winner_positions']:,} positions of "
+                     f"the winner's, {size_short(drawn['bytes'])}{how}, written in "
+                     f"{drawn['written_seconds']:.1f} s")
     lines.append(f"note       {r['note']}")
     return "\n".join(lines)
 

@@ -33,7 +33,7 @@ from .contract import Game
 from .errors import BadParameters, quote
 from ..cext import proofcheck as _proofcheck, proofsearch as _proofsearch
 from .kernels import bar_advancer, compiled, observing, run_stoppable
-from .sharedfiles import write_whole as _write_whole
+from .sharedfiles import remove_partials, write_whole as _write_whole
 from .tiers import Progress, no_progress
 from .values import Value
 
@@ -83,6 +83,12 @@ class Choices:
     child chosen at each."""
     keys: np.ndarray
     chosen: np.ndarray
+    #: how `extract` drew them (None: not drawn by it): seconds, positions its walk expanded
+    #: (each inner position once, each end of a line at each visit), and positions expanded by
+    #: searching again where the search's table had lost entries of the proof
+    drawn_seconds: float | None = None
+    walked: int | None = None
+    searched_again: int | None = None
 
     def __len__(self) -> int:
         return int(self.keys.size)
@@ -243,6 +249,8 @@ def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: in
         # stops it then must not cost the search (a short one leaves no checkpoint, as before)
         save_checkpoint(checkpoint, game, position, prover, cited)
     value = prover.value()
+    # what the search took, before any drawing below adds its walk and searches again
+    nodes, replaced = prover.nodes, prover.replaced
     choices = no_choices()
     if restored:
         # a checkpoint is a file like any other: the value stands only once a proof drawn from
@@ -264,8 +272,8 @@ def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: in
             # count only for the move its checked proof chose)
             if (choices.get(root) == child) if restored else prover.numbers(child)[1] == 0:
                 winning.append(game.format_move(move))
-    return Proved(value, winning, len(moves), prover.nodes, round(seconds, 3), prover.entries,
-                  prover.entries * ENTRY_BYTES, prover.replaced, choices), prover
+    return Proved(value, winning, len(moves), nodes, round(seconds, 3), prover.entries,
+                  prover.entries * ENTRY_BYTES, replaced, choices), prover
 
 
 def extract(prover, root: int, value: str, max_nodes: int | None = None,
@@ -282,6 +290,7 @@ def extract(prover, root: int, value: str, max_nodes: int | None = None,
     table, which is freed before the sort, so drawing a proof takes little more memory than
     the search did."""
     budget = -1 if max_nodes is None else max(0, max_nodes - prover.nodes)
+    began, nodes_before, walked_before = time.perf_counter(), prover.nodes, prover.walked
     with contextlib.ExitStack() as held:
         spilled = []                        # [the temporary file, pairs written]
 
@@ -300,12 +309,15 @@ def extract(prover, root: int, value: str, max_nodes: int | None = None,
             raise _unkept(exc) from None
         if found is None:
             return None
+        walked = prover.walked - walked_before
+        searched_again = prover.nodes - nodes_before - walked
         if release:
             prover.release()
         keys, chosen = found
         if not spilled:
             order = np.argsort(keys)
-            return Choices(keys[order], chosen[order])
+            return Choices(keys[order], chosen[order], round(time.perf_counter() - began, 3), walked,
+                           searched_again)
         try:
             spill(keys, chosen)
             spilled[0].flush()
@@ -318,7 +330,8 @@ def extract(prover, root: int, value: str, max_nodes: int | None = None,
         keys = keys[order]
         chosen = pairs[:, 1][order]
         del pairs, order
-        return Choices(keys, np.asarray(chosen, dtype=np.uint64))
+        return Choices(keys, np.asarray(chosen, dtype=np.uint64), round(time.perf_counter() - began, 3),
+                       walked, searched_again)
 
 
 def _unkept(exc: OSError) -> CannotWrite:
@@ -338,7 +351,8 @@ def checkpoint_lock(checkpoint: str):
     it: a second search of the same checkpoint is refused (CheckpointInUse) instead of both
     writing it in turn.  The kernel drops a flock when its process ends however it ends, so the
     lock file that a killed search leaves blocks nothing; a search removes its lock file as it
-    ends, holding the lock, and one that locked a file removed meanwhile tries again."""
+    ends, holding the lock, and one that locked a file removed meanwhile tries again.  Partial
+    saves a killed search left beside the checkpoint are removed once the lock is held."""
     path = os.path.realpath(checkpoint) + LOCK_SUFFIX
     shown = quote(checkpoint, 60)
     for _ in range(20):
@@ -364,6 +378,8 @@ def checkpoint_lock(checkpoint: str):
     else:
         raise CheckpointInUse(f"the lock of --checkpoint {shown} keeps being replaced; try again")
     try:
+        # held: no other search writes this checkpoint, so a partial save of it is a killed one's
+        remove_partials(checkpoint)
         yield
     finally:
         try:

@@ -11,6 +11,23 @@ import uuid
 import numpy as np
 
 
+def remove_partials(path: str) -> None:
+    """Remove the partial files write_whole left of `path`: a writer killed outright (kill -9,
+    a crash of the machine) cannot remove its own, and a checkpoint's is as large as the
+    search's table.  Only for a file one process at a time writes, called under its lock."""
+    directory, base = os.path.split(path)
+    try:
+        names = os.listdir(directory or ".")
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(f".{base}.") and name.endswith(".partial") and len(name) == len(base) + 42:
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
 def write_whole(path: str, write, sync: bool = False, shown: str | None = None) -> None:
     """`write(f)` on a new file that then becomes `path` whole: a reader sees the old file, or
     none, or all of the new one; an OSError (a full disk) names `path` (or `shown`, the name the

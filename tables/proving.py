@@ -11,6 +11,7 @@ Nothing here prints: progress goes to `progress` (a tier bar factory, solver/tie
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,15 +120,15 @@ def prove(game: Game, position=None, *, memory: int = 1 << 30, threads: int | No
         result, prover = proofs.prove(game, position, memory, progress, max_nodes, checkpoint,
                                       threads=threads, leaves=leaves)
         expanded = prover.nodes
-        if result is not None and proof is not None and not result.winner_choices:
-            choices = proofs.extract(prover, game.key(position)[1], result.value, max_nodes, release=True)
-            if choices is None:     # writing the proof would take more than max_nodes
-                result = None
-            else:
-                result.winner_choices = choices
-            expanded = prover.nodes
     head = {"game": game.name, "description": game.describe(), "parameters": game.parameters(),
             "position": game.format_position(position)}
+    if cluster is None and result is not None and proof is not None and not result.winner_choices:
+        choices = proofs.extract(prover, game.key(position)[1], result.value, max_nodes, release=True)
+        if choices is None:         # drawing the proof would take more than max_nodes
+            return {**head, "proved": False, "nodes": prover.nodes, "max_nodes": max_nodes,
+                    "searched_value": result.value, "searched_nodes": result.nodes}
+        result.winner_choices = choices
+        expanded = prover.nodes
     if result is None:
         return {**head, "proved": False, "nodes": expanded, "max_nodes": max_nodes}
     report = {**head, "proved": True, "value": result.value,
@@ -141,7 +142,13 @@ def prove(game: Game, position=None, *, memory: int = 1 << 30, threads: int | No
         report["cluster"] = cluster
     if proof is not None:
         choices = result.winner_choices
-        report["proof"] = {"file": proof, "winner_positions": len(choices),
-                           "bytes": proofs.write_proof(proof, game, position, result.value, choices,
-                                                       None if leaves is None else leaves.citation)}
+        began = time.perf_counter()
+        written = proofs.write_proof(proof, game, position, result.value, choices,
+                                     None if leaves is None else leaves.citation)
+        report["proof"] = {"file": proof, "winner_positions": len(choices), "bytes": written,
+                           "written_seconds": round(time.perf_counter() - began, 3)}
+        if choices.drawn_seconds is not None:       # drawn here from the search's table
+            report["proof"].update({"drawn_seconds": choices.drawn_seconds,
+                                    "positions_walked": choices.walked,
+                                    "positions_searched_again": choices.searched_again})
     return report

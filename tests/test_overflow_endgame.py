@@ -24,7 +24,7 @@ from sowsolve.solver.search import search
 from sowsolve.solver.values import WIN_LOSS
 from sowsolve.tables.store import TableWriter, open_table
 
-from conftest import solve_to, documentation
+from conftest import documentation, random_walk, solve_to
 
 runner = CliRunner()
 
@@ -429,3 +429,96 @@ def test_the_5x5_projection_is_the_bench_s_from_the_measured_proofs(tmp_path):
     assert (int(found[3]), int(found[4]), int(found[5]), int(found[6])) == (
         kept["one_machine_days"], kept["cluster_machines_of_two_cores"],
         kept["cluster_table_gigabytes_per_machine"], round(kept["table_terabytes"]))
+
+
+def test_the_hints_of_children_the_table_holds_are_the_table_s(leaves_3x4):
+    """The search reads a child's leaf from the heights its move left, before the child is
+    packed; the child's packed position looked up on its own (`leaf`: unpacked, ranked) says the
+    same: won or lost for its side to move where the table holds it, else the game's own hint."""
+    from sowsolve.cext import proofsearch
+    from sowsolve.tables.leaves import leaves_of
+    directory, _, _, _ = leaves_3x4
+    game = make_game("overflow", size="3x4")
+    leaves = leaves_of(game, str(directory / "overflow-size3x4-max7.sqlite"))
+    root = game.key(game.initial())[1]
+    plain = proofsearch.Prover(game.kernel().capsule(), root, 1024)
+    with_table = proofsearch.Prover(leaves.kernel.capsule(), root, 1024)
+    infinity = proofsearch.INFINITY
+    rng = random.Random(5)
+    held = other = 0
+    for _ in range(400):
+        position = random_walk(game, rng, rng.randrange(0, 14))
+        key = game.key(position)[1]
+        if game.outcome(position) is not None or leaves.kernel.leaf(key) is not None:
+            continue
+        hinted, bare = with_table.child_hints(key), plain.child_hints(key)
+        assert [c for c, _, _ in hinted] == [c for c, _, _ in bare]
+        for (child, phi, delta), (_, bare_phi, bare_delta) in zip(hinted, bare):
+            record = leaves.kernel.leaf(child)
+            if record is None:
+                other += 1
+                assert (phi, delta) == (bare_phi, bare_delta)
+            else:
+                held += 1
+                assert (phi, delta) == ((0, infinity) if record & 3 == 3 else (infinity, 0))
+    assert held > 50 and other > 200
+
+
+def test_the_docs_figures_of_drawing_the_4x5_proof_again_are_the_measured_ones():
+    """The drawing of the 4x5 proof with the walk's marks in the search's table: its peak, the
+    memory once the table is freed, the expansions and the check, as the bench JSON holds them."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    proved = json.loads((root / "bench/results/prove-4x5-d15.json").read_text())
+    again = proved["drawn_again"]
+    text = " ".join(documentation().split())
+    found = re.search(r"the whole process took ([\d.]+) GiB at its peak \(([\d,]+) kB: the restored table and "
+                      r"the walk\), ([\d.]+) GB once the table was freed, and (\d+) minutes .*? the proof "
+                      r"\(([\d,]+) positions of the winner's: .*? checks: ([\d,]+) positions replayed, no "
+                      r"failure", text)
+    assert found, "the documentation gives the drawing of the 4x5 proof with marks"
+    assert float(found[1]) == round(again["peak_rss_kb"] / 2 ** 20, 2) < 16
+    assert int(found[2].replace(",", "")) == again["peak_rss_kb"]
+    assert float(found[3]) == round(again["rss_kb_first_seen_after_the_table_freed"] / 1e6, 1)
+    assert int(found[4]) == round(again["wall_seconds"] / 60)
+    assert int(found[5].replace(",", "")) == again["proof"]["winner_positions"] == again["check"]["winner_positions"]
+    assert int(found[6].replace(",", "")) == again["check"]["positions_verified"]
+    assert again["check"]["failures"] == 0
+    found = re.search(r"of the ([\d,]+) expansions between the proof and the end of the walk, at least "
+                      r"([\d,]+) are the walk's own", text)
+    assert found, "the documentation splits the drawing's expansions"
+    assert int(found[1].replace(",", "")) == again["expansions_while_drawing"] == \
+        again["nodes_after"] - proved["nodes_at_proof"]
+    assert int(found[2].replace(",", "")) == again["check"]["positions_verified"] <= again["expansions_while_drawing"]
+
+
+def test_a_forged_table_with_its_checksums_made_anew_carries_no_proof(tmp_path):
+    """A table whose wins and losses are swapped, every block encoded anew (so that every
+    checksum holds), proves the 3x3 start a win (it is a loss, RULES.md); the proof cites the
+    forged table's records by their checksum, so only the table's own check can catch it, and
+    `check --proof` runs it: refused, naming the position the forgery breaks."""
+    import sqlite3
+    import numpy as np
+    from sowsolve.tables.format import block_key, encode_block
+    from sowsolve.solver.values import LOSS, WIN, _OUTCOME_MASK
+    directory = tmp_path / "forged"
+    table = directory / "overflow-size3x3-max7.sqlite"
+    assert run("solve", "overflow", "--size", "3x3", "--max-discs", 7, "--table", table).exit_code == 0
+    with open_table(table) as t:
+        ident, palette = t.ident, t.palette
+        blocks = {(tier, b): t._load_block(tier, b, full=False).copy()
+                  for tier in t.solved_tiers for b in range(t.blocks_of(tier))}
+    with sqlite3.connect(table) as db:
+        for (tier, b), records in blocks.items():
+            outcome = records & _OUTCOME_MASK
+            swapped = (records & ~np.uint16(_OUTCOME_MASK)) | np.where(
+                outcome == WIN, LOSS, np.where(outcome == LOSS, WIN, outcome)).astype(np.uint16)
+            db.execute("UPDATE sowsolve SET value=? WHERE key=?",
+                       (sqlite3.Binary(encode_block(tier, b, swapped.astype(np.uint16), ident, palette=palette)),
+                        block_key(tier, b)))
+    proof = directory / "p.proof"
+    proved = run("prove", "overflow", "--size", "3x3", "--tables", directory, "--memory", "192M",
+                 "--threads", 1, "--proof", proof, "--json")
+    assert proved.exit_code == 0 and json.loads(proved.stdout)["value"] == "win"    # the forgery's
+    checked = run("check", "--proof", proof, "--tables", directory)
+    assert checked.exit_code == 1
+    assert "fails its own check" in checked.output and "its children give" in checked.output

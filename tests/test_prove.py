@@ -82,6 +82,7 @@ def test_a_table_smaller_than_the_search_still_proves(table_3x4, threads):
     # the proof (25,000 positions of the winner's) outgrows the table: the walk's marks are
     # pushed out with their entries, and still no position is walked (and listed) twice
     assert np.unique(choices.keys).size == len(choices) > 1 << 14
+    assert choices.searched_again > 0           # entries of the proof were lost: searched again
     proof = proofs.ProofFile(game, game.initial(), proved.value, choices.keys, choices.chosen)
     assert proofs.verify_proof(proof, samples=10)["positions_verified"] > len(choices) > 0
     with pytest.raises(RuntimeError, match="released"):
@@ -102,6 +103,7 @@ def test_a_proof_drawn_through_its_temporary_file_is_the_proof_drawn_in_memory(t
     monkeypatch.setattr(proofs, "PROOF_WRITE_SLICE", 700)
     choices = proofs.extract(prover, root, proved.value)
     assert len(choices) > 3000
+    assert proved.replaced == 0 and choices.searched_again == 0     # a table with room for all
     assert np.array_equal(choices.keys, keys[order]) and np.array_equal(choices.chosen, chosen[order])
     path = str(tmp_path / "drawn.proof")
     proofs.write_proof(path, game, game.initial(), proved.value, choices)
@@ -168,6 +170,9 @@ def test_a_written_proof_verifies(proof_3x4):
     path, said = proof_3x4
     assert said["value"] == "win" and said["proof"]["winner_positions"] > 0
     assert "remoteness" in said["note"]
+    # the walk expands every position of the proof once at least (the winner's among them)
+    assert said["proof"]["positions_walked"] > said["proof"]["winner_positions"]
+    assert said["proof"]["positions_searched_again"] >= 0
     checked = run("check", "--proof", path, "--json")
     assert checked.exit_code == 0, checked.output
     report = json.loads(checked.stdout)
@@ -682,7 +687,8 @@ def test_query_proves_a_position_the_table_lacks_within_its_budget(table_3x4):
 def test_a_checkpoint_in_use_is_refused_and_a_killed_search_s_lock_blocks_nothing(tmp_path):
     """A second search of a checkpoint another process holds is refused in one sentence (exit
     1), leaving the checkpoint as it was; once that process is killed (SIGKILL: its lock file
-    stays), a search of the checkpoint runs, and removes the lock file as it ends."""
+    stays), a search of the checkpoint runs, and removes the lock file as it ends (and the
+    partial save of a killed one)."""
     import subprocess
     import sys
     checkpoint = tmp_path / "search.ckpt"
@@ -707,6 +713,8 @@ def test_a_checkpoint_in_use_is_refused_and_a_killed_search_s_lock_blocks_nothin
         holder.kill()
         holder.wait()
     assert (tmp_path / "search.ckpt.lock").exists()
+    # a save killed outright leaves its partial file: the next search of the checkpoint removes it
+    (tmp_path / f".search.ckpt.{'ab' * 16}.partial").write_bytes(b"\0" * 1000)
     after = run("prove", "overflow", "--size", "3x4", "--checkpoint", checkpoint, "--memory", "192M",
                 "--json")
     assert after.exit_code == 0, after.output
@@ -769,3 +777,21 @@ def test_the_search_table_keeps_what_a_checkpoint_gives_it():
         assert (phi, delta) == entries[key][:2]
         assert work == nearest_power(entries[key][2]), (entries[key][2], work)
         assert prover.numbers(key) == (phi, delta)
+
+
+def test_a_budget_the_drawing_of_the_proof_would_pass_says_what_the_search_proved(tmp_path):
+    """In a table of 2**15 entries the 3x4 start is proved, but the proof's entries are lost on
+    the way and drawing it searches again (test_a_table_smaller_than_the_search_still_proves):
+    with --max-nodes just past the search's the search proves it, the proof cannot be drawn, and
+    the user is told both, with no proof written."""
+    game = make_game("overflow", size="3x4")
+    memory = proofs.PROCESS_BYTES + (1 << 15) * proofs.ENTRY_BYTES
+    proved, _ = proofs.prove(game, game.initial(), memory)
+    budget = proved.nodes + 1
+    proof = tmp_path / "p.proof"
+    result = run("prove", "overflow", "--size", "3x4", "--threads", 1, "--memory", memory,
+                 "--max-nodes", budget, "--proof", proof)
+    assert result.exit_code == 1
+    assert f"the search proved a win for the side to move in {proved.nodes:,} positions" in result.output
+    assert f"more than --max-nodes {budget}: no proof written" in result.output
+    assert not proof.exists()

@@ -197,6 +197,8 @@ def test_prove_on_workers_from_the_command_line(tmp_path):
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["value"] == "win" and report["cluster"] == {"workers": 2, "job_nodes": 20000}
+    # gathered from the workers' subproofs, not drawn from one search's table: no walk to report
+    assert "positions_walked" not in report["proof"] and report["proof"]["winner_positions"] > 0
     assert run("check", "--proof", proof).exit_code == 0
     text = subprocess.run([SOWSOLVE, "prove", "overflow", "--size", "3x3", "--workers", "2",
                            "--memory", "256M"], capture_output=True, text=True, timeout=300)
