@@ -353,6 +353,8 @@ def check(
             if table is not None or stored or game is not None:
                 raise BadParameters("--proof verifies a proof file on its own: give no GAME or "
                                     "table with it")
+            if tables is not None and not os.path.isdir(tables):
+                raise BadParameters(f"--tables {locate.short(tables, 60)} is not a directory")
         if seed < 0:
             raise BadParameters(f"--seed must be 0 or more, not {str(seed)[:20]}")
         if not 1 <= samples <= MAX_SEARCH:

@@ -490,7 +490,21 @@ def restore_checkpoint(path: str, game: Game, position, prover, tables: dict | N
                         raise BadProof(f"{what} is not a checkpoint of the proof search")
                     small[name] = np.frombuffer(data, dtype=dtype)
             identity, nodes = small["identity"], small["nodes"]
-            if identity.tobytes().decode("utf-8", "replace") != _identity(game, position, tables):
+            held = identity.tobytes().decode("utf-8", "replace")
+            if held != _identity(game, position, tables):
+                try:
+                    cited = json.loads(held)
+                    same_search = (isinstance(cited, dict) and {k: v for k, v in cited.items() if k != "tables"}
+                                   == json.loads(_identity(game, position)))
+                except ValueError:
+                    same_search = False
+                if same_search:
+                    said = cited.get("tables")
+                    raise BadProof(f"{what} is a search of this position with "
+                                   + (f"the endgame table {quote(str(said.get('file')), 60)} at its leaves"
+                                      if isinstance(said, dict) else "no endgame table at its leaves")
+                                   + (", not this one" if tables is not None and said is not None else
+                                      ", not with one" if tables is not None else "; give it with --tables"))
                 raise BadProof(f"{what} is a checkpoint of another board or position")
             if nodes.shape != (1,) or not 0 <= int(nodes[0]) < (1 << 50):
                 raise BadProof(f"{what} is not a checkpoint of the proof search")

@@ -26,7 +26,7 @@ from .locate import short, solve_command, tables_directory, tables_of_board
 from .store import open_table
 
 #: what a proof says of remoteness, in every report
-NO_REMOTENESS = "remoteness is no part of a proof: the moves proved win, not necessarily fastest"
+NO_REMOTENESS = "remoteness is no part of a proof: the moves proved win (or lose) in the end, not necessarily fastest (or slowest)"
 
 
 def endgame_table(game: Game, directory: str | None = None, required: bool = False) -> str | None:

@@ -252,6 +252,8 @@ def test_a_swapped_table_is_refused(leaves_3x4, tmp_path):
     assert checked.exit_code == 1 and "is not the endgame table the proof cites" in checked.output
     missing = run("check", "--proof", moved / "p.proof", "--tables", moved)
     assert missing.exit_code == 1 and "is not in" in missing.output
+    nowhere = run("check", "--proof", moved / "p.proof", "--tables", tmp_path / "no such directory")
+    assert nowhere.exit_code == 2 and "is not a directory" in nowhere.output     # a usage error
 
 
 def test_a_tampered_leaf_is_refused(leaves_3x4, tmp_path):
@@ -522,3 +524,20 @@ def test_a_forged_table_with_its_checksums_made_anew_carries_no_proof(tmp_path):
     checked = run("check", "--proof", proof, "--tables", directory)
     assert checked.exit_code == 1
     assert "fails its own check" in checked.output and "its children give" in checked.output
+
+
+def test_a_checkpoint_of_a_search_with_leaves_names_its_table_when_resumed_without_it(leaves_3x4, tmp_path):
+    """A search saved with the endgame table at its leaves does not restore into a search
+    without it (or with another): the refusal names the table, not another board."""
+    directory, _, _, _ = leaves_3x4
+    checkpoint = tmp_path / "c.ckpt"
+    stopped = run("prove", "overflow", "--size", "3x4", "--tables", directory, "--memory", "192M",
+                  "--threads", 1, "--max-nodes", 500, "--checkpoint", checkpoint)
+    assert stopped.exit_code == 1 and checkpoint.exists()
+    empty = tmp_path / "none"
+    empty.mkdir()
+    again = CliRunner().invoke(app, ["prove", "overflow", "--size", "3x4", "--memory", "192M",
+                                     "--checkpoint", str(checkpoint)], env={"SOWSOLVE_TABLES": str(empty)})
+    assert again.exit_code != 0
+    assert "with the endgame table 'overflow-size3x4-max7.sqlite' at its leaves; give it with --tables" \
+        in again.output, again.output
