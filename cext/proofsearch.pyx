@@ -31,7 +31,7 @@ root is proved, `extract()` walks the proof in the table (searching again where 
 replaced): for every position of the winner's on it, the child chosen.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport INT64_MAX, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from cython.parallel cimport parallel, threadid
 from keyset cimport Seen, Todo, push, seen_add, seen_close, seen_has, seen_open, todo_close, todo_open
@@ -602,6 +602,8 @@ cdef int extract_walk(Worker *w, Todo *todo, Pairs *out, uint64_t *child, bint b
             return ERR_STOPPED
         n = expand(w, key, child, NULL, &phi, &delta)
         w.s.walked += 1
+        if w.s.budget != INT64_MAX:
+            w.s.budget += 1         # the walk's own expansions are no search: --max-nodes bounds the search
         if n < 0:
             return n
         if n == 0:
@@ -895,7 +897,7 @@ cdef class Prover:
         out.keys = <uint64_t *>malloc(out.room * sizeof(uint64_t))
         out.chosen = <uint64_t *>malloc(out.room * sizeof(uint64_t))
         opened = (seen_open(&pushed_out), todo_open(&todo))      # both, so that both can be closed
-        # the walk's marks: a byte a bucket (an eighth of the table's memory)
+        # the walk's marks: a byte a bucket (a 64th of the table's memory)
         self.s.marks = <uint8_t *>big_table_alloc(self.s.buckets)
         self.s.marks_pushed_out = &pushed_out
         self.s.marks_lost = 0

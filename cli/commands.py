@@ -18,7 +18,7 @@ from ..tables import locate
 from ..tables.store import make_directory, open_table
 from ..tables import proving, query as queries, report as reports, solving, verify
 from ..tables.solving import MAX_SEARCH, check_max_positions, check_threads
-from ..tables.leaves import leaves_of
+from ..tables.leaves import leaves_from
 from ..tables.export import StdoutClosed, Terminated, export as export_table
 from . import cluster as clusters, render
 from .common import (GAME, GAME_HELP, MAX_POSITIONS, PROVERS, READ_GAME, READ_TABLE, SAMPLES, WHOLE,
@@ -406,7 +406,7 @@ def prove(
                                              "once proved if saved before (drawing a large proof "
                                              "takes a while); a run started with it goes on from it."),
     max_nodes: Optional[int] = typer.Option(None, "--max-nodes", **WHOLE, help="Give up after "
-                                            "expanding this many positions (exit 1)."),
+                                            "the search expands this many positions (exit 1)."),
     threads: Optional[int] = typer.Option(None, "--threads", **WHOLE, help="Search threads, "
                                           "sharing one table; left out or 0, every core."),
     tables: Optional[str] = typer.Option(None, "--tables", metavar="DIR", help="End a line at a "
@@ -505,14 +505,12 @@ def proof_leaves(proof: str, directory: str | None, samples: int = SAMPLES, seed
             raise proofs.ProofFails(f"the endgame table {name} its lines end in is not in "
                                     f"{locate.short(folders[0], 60)} nor beside the proof")
         try:
-            leaves = leaves_of(found.game, path)
-        except (TableError, BadParameters) as exc:
-            raise proofs.ProofFails(f"the endgame table {name} it cites cannot be read: {exc}") from None
-        if leaves.citation != found.tables:
-            raise proofs.ProofFails(f"{name} is not the endgame table the proof cites (its records' "
-                                    f"checksum or limit of discs differs)")
-        try:
+            # one opening for the leaves and the table's check: the file checked is the one read
             with open_table(path) as table:
+                leaves = leaves_from(found.game, table)
+                if leaves.citation != found.tables:
+                    raise proofs.ProofFails(f"{name} is not the endgame table the proof cites (its "
+                                            f"records' checksum or limit of discs differs)")
                 checked = verify.check_table(table, samples, False, seed)
         except (TableError, BadParameters) as exc:
             raise proofs.ProofFails(f"the endgame table {name} it cites cannot be read: {exc}") from None

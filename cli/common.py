@@ -96,8 +96,15 @@ def note(text: str) -> None:
         pass
 
 
+#: whether a command has said why it stops (the entry point adds a line for an exit it did not
+#: explain: Ctrl-C while click still reads the options is exit 130 without a word)
+explained = False
+
+
 def fail(message: str, code: int) -> None:
+    global explained
     note(f"sowsolve: {message}")
+    explained = True
     raise typer.Exit(code)
 
 

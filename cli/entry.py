@@ -20,7 +20,11 @@ def main() -> None:
         sys.exit(130)
     except SystemExit as leaving:
         if leaving.code == 130:
-            # interrupted and said so: a second Ctrl-C while the process ends (its threads
-            # joined) would only add Python's own complaint after that one line
+            from . import common
+            if not common.explained:
+                # Ctrl-C while click reads the options: it exits 130 without a word
+                print("sowsolve: interrupted", file=sys.stderr)
+            # a second Ctrl-C while the process ends (its threads joined) would only add
+            # Python's own complaint after that one line
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise

@@ -280,8 +280,9 @@ def extract(prover, root: int, value: str, max_nodes: int | None = None,
             release: bool = False) -> Choices | None:
     """The proof in the search's table (walked in the kernel): for every position of the
     winner's on it, the child chosen (a proved loss for its side to move).  Positions whose
-    entries were replaced are searched again, until the search's positions expanded reach
-    `max_nodes` (None: no limit; then it returns None).  DamagedProof when the table's values do
+    entries were replaced are searched again, until the positions the search expanded (before
+    and now, the walk's own expansions not counted) reach `max_nodes` (None: no limit; then it
+    returns None).  DamagedProof when the table's values do
     not bear out (a line ends where its winner has not won).
 
     The walk marks the positions it has been at in the search's table itself (a byte a bucket
@@ -379,7 +380,7 @@ def checkpoint_lock(checkpoint: str):
         raise CheckpointInUse(f"the lock of --checkpoint {shown} keeps being replaced; try again")
     try:
         # held: no other search writes this checkpoint, so a partial save of it is a killed one's
-        remove_partials(checkpoint)
+        remove_partials(os.path.realpath(checkpoint))   # write_whole saves beside a link's target
         yield
     finally:
         try:

@@ -122,7 +122,10 @@ def prove(game: Game, position=None, *, memory: int = 1 << 30, threads: int | No
         expanded = prover.nodes
     head = {"game": game.name, "description": game.describe(), "parameters": game.parameters(),
             "position": game.format_position(position)}
-    if cluster is None and result is not None and proof is not None and not result.winner_choices:
+    # a restored checkpoint's proof is drawn (and the table freed) by prove itself; an empty
+    # proof it drew (a loss whose every move ends at once) is drawn, not to be drawn again
+    if (cluster is None and result is not None and proof is not None and not result.winner_choices
+            and result.winner_choices.drawn_seconds is None):
         choices = proofs.extract(prover, game.key(position)[1], result.value, max_nodes, release=True)
         if choices is None:         # drawing the proof would take more than max_nodes
             return {**head, "proved": False, "nodes": prover.nodes, "max_nodes": max_nodes,

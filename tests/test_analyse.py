@@ -513,12 +513,30 @@ def test_multipv_values_come_from_valued_moves(tmp_path):
     assert result["line"][0] in result["best"]
 
 
+def wait_for_handler(proc: subprocess.Popen, signum: int, within: float = 60.0) -> None:
+    """Until the process catches `signum` (its SigCgt mask in /proc): the command line has set
+    itself up, however long the start took on a loaded machine."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{proc.pid}/status") as status:
+                caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
+            if caught >> (signum - 1) & 1:
+                return
+        except (OSError, StopIteration):
+            pass
+        assert proc.poll() is None, "the command ended before it could be signalled"
+        time.sleep(0.05)
+    raise AssertionError(f"the command did not catch signal {signum} within {within} s")
+
+
 @pytest.mark.slow
 def test_sigterm_is_one_sentence_and_143(tmp_path):
     env = dict(os.environ, SOWSOLVE_TABLES=str(tmp_path))
     proc = subprocess.Popen(SOWSOLVE + ["analyse", "555555/555555 p - -", "--time", "60"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(3)
+    wait_for_handler(proc, signal.SIGTERM)
+    time.sleep(1)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
@@ -570,7 +588,8 @@ def test_ctrl_c_prints_the_best_so_far(tmp_path):
                              "111111/111111/111111/111111/111111/111111 L", "--time", "60",
                              "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "SOWSOLVE_TABLES": str(tmp_path)})
-    time.sleep(8)
+    wait_for_handler(proc, signal.SIGTERM)
+    time.sleep(7)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, err

@@ -795,3 +795,43 @@ def test_a_budget_the_drawing_of_the_proof_would_pass_says_what_the_search_prove
     assert f"the search proved a win for the side to move in {proved.nodes:,} positions" in result.output
     assert f"more than --max-nodes {budget}: no proof written" in result.output
     assert not proof.exists()
+
+
+def test_the_walk_of_the_proof_is_not_charged_to_max_nodes(tmp_path):
+    """--max-nodes bounds the search: the walk that draws the proof expands every position of it
+    besides, uncounted, so a budget that covers the search and its searching again where entries
+    were lost (but not the walk on top) still gives the proof."""
+    game = make_game("overflow", size="3x4")
+    memory = proofs.PROCESS_BYTES + (1 << 15) * proofs.ENTRY_BYTES
+    proved, prover = proofs.prove(game, game.initial(), memory)
+    drawn = proofs.extract(prover, game.key(game.initial())[1], proved.value)
+    assert drawn.walked > 1 and drawn.searched_again > 0    # the case of the test above
+    budget = proved.nodes + drawn.searched_again
+    assert budget < proved.nodes + drawn.searched_again + drawn.walked
+    proof = tmp_path / "p.proof"
+    result = run("prove", "overflow", "--size", "3x4", "--threads", 1, "--memory", memory,
+                 "--max-nodes", budget, "--proof", proof, "--json")
+    assert result.exit_code == 0, result.output
+    said = json.loads(result.output)
+    assert said["proved"] and said["value"] == proved.value
+    assert said["proof"]["positions_walked"] == drawn.walked
+    assert run("check", "--proof", proof).exit_code == 0
+
+
+def test_a_checkpoint_given_by_a_link_has_its_killed_save_removed_beside_the_target(tmp_path):
+    """A checkpoint named by a symbolic link is saved beside the link's target (the link stays a
+    link), so that is where the partial file of a save killed outright lies, and where the next
+    search of the checkpoint removes it."""
+    target = tmp_path / "store" / "real.ckpt"
+    target.parent.mkdir()
+    game = make_game("overflow", size="3x4")
+    link = tmp_path / "search.ckpt"
+    link.symlink_to(target)
+    stopped, _ = proofs.prove(game, game.initial(), MEMORY, max_nodes=2000, checkpoint=str(link))
+    assert stopped is None and link.is_symlink() and target.exists()
+    stale = target.parent / f".real.ckpt.{'ab' * 16}.partial"
+    stale.write_bytes(b"\0" * 1000)
+    after = run("prove", "overflow", "--size", "3x4", "--checkpoint", link, "--memory", "192M", "--json")
+    assert after.exit_code == 0, after.output
+    assert not stale.exists() and link.is_symlink()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["real.ckpt"]
