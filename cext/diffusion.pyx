@@ -45,10 +45,11 @@ MAX_COLS = MAX_PITS // 2
 
 
 cdef struct MoveDelta:
-    int32_t dt0
+    int32_t dt0                  # change of the turned code of half 0, of half 1
     int32_t dt1
-    int8_t ds1
-    int8_t lost
+    int16_t doffset              # change of the row of `offsets` read: ds1 - lost * stride
+    int8_t dcount                # change of the stones of half 1 read in hcount[1]: -(lost + ds1)
+    int8_t lost                  # stones lost to the stores (the child's tier is tier - lost)
 
 
 cdef struct DiffCtx:
@@ -72,13 +73,14 @@ cdef struct DiffCtx:
     const int64_t *tier_size
     const int32_t *hpotential[2]  # code -> its pits' share of the potential (level)
     # what expand reads per half code instead of working it out (precomputed once per board):
-    const uint8_t *hdigits[2]    # code -> its stones pit by pit, board order, 0 elsewhere
-                                 #   (MAX_PITS bytes a code)
+    const uint8_t *hmoves[2]     # code -> per pit (MAX_PITS bytes a code, board order): its
+                                 #   stones << 5 if the pit is the half's, and bit j set where
+                                 #   slot j of the pit deals to a pit of the half that holds 5
+                                 #   (half 0: or to a store), so that the OR of a position's two
+                                 #   halves' bytes of pit p is p's column of `move` (a << 5 | full)
     const uint16_t *hnonzero[2]  # code -> mask of its non-empty pits
-    const uint16_t *hfull[2]     # code -> mask of its pits holding 5
     const int32_t *hturned[2]    # code -> the code of its turned image (same half)
     uint16_t block_mask[2]       # pits of block A, of block B
-    uint8_t slot_pit[MAX_PITS][SLOTS]  # target pit of each slot, a store as pit MAX_PITS
     # move[p][a][full] for pit p scooping a stones, `full` the slots (bit j: slot j) whose
     # target is a store or holds 5: the change of the turned codes, of the stones in half 1's
     # turned image (half 0), and the stones lost to the stores
@@ -217,39 +219,39 @@ cdef int expand(const void *ctx, int tier, int64_t index, int *child_tier,
 cdef inline int expand_codes(const DiffCtx *c, int tier, int32_t code0, int32_t code1,
                              int *child_tier, int64_t *child_index,
                              uint16_t *final_record) noexcept nogil:
-    cdef const uint8_t *d0 = c.hdigits[0] + <int64_t>code0 * MAX_PITS
-    cdef const uint8_t *d1 = c.hdigits[1] + <int64_t>code1 * MAX_PITS
+    cdef const uint8_t *m0 = c.hmoves[0] + <int64_t>code0 * MAX_PITS
+    cdef const uint8_t *m1 = c.hmoves[1] + <int64_t>code1 * MAX_PITS
     cdef uint32_t nonzero = c.hnonzero[0][code0] | c.hnonzero[1][code1]
-    cdef uint32_t full
     cdef int32_t t0, t1
-    cdef int p, a, s1, ns1, child, nchildren = 0
-    cdef unsigned mask
-    cdef const uint8_t *sp
+    cdef int p, s1, nchildren = 0
     cdef const MoveDelta *e
+    # the context's tables in locals: the stores below cannot then make the compiler read them
+    # again for every child
+    cdef const MoveDelta *moves = &c.move[0][0][0]
+    cdef const int64_t *row
+    cdef const int32_t *count
+    cdef const int32_t *rank0 = c.hrank[0]
+    cdef const int32_t *rank1 = c.hrank[1]
     if (nonzero & c.block_mask[0]) == 0:
         final_record[0] = REC_MAKE(REC_WIN, 0)
         return 0
     if (nonzero & c.block_mask[1]) == 0:
         final_record[0] = REC_MAKE(REC_LOSS, 0)
         return 0
-    full = c.hfull[0][code0] | c.hfull[1][code1] | (1u << MAX_PITS)
     t0 = c.hturned[0][code0]
     t1 = c.hturned[1][code1]
     s1 = c.hsum[0][code0]
+    row = c.offsets + <int64_t>tier * c.stride + s1      # offsets[tier][s1]
+    count = c.hcount[1] + (tier - s1)                     # hcount[1][stones of half 1]
     while nonzero:
         p = __builtin_ctz(nonzero)
         nonzero &= nonzero - 1
-        a = d0[p] | d1[p]
-        sp = c.slot_pit[p]
-        mask = (((full >> sp[0]) & 1) | (((full >> sp[1]) & 1) << 1) | (((full >> sp[2]) & 1) << 2)
-                | (((full >> sp[3]) & 1) << 3) | (((full >> sp[4]) & 1) << 4))
-        e = &c.move[p][a][mask]
-        child = tier - e.lost
-        ns1 = s1 + e.ds1
-        child_tier[nchildren] = child
-        child_index[nchildren] = (c.offsets[<int64_t>child * c.stride + ns1]
-                                  + <int64_t>c.hrank[0][t0 + e.dt0] * c.hcount[1][child - ns1]
-                                  + c.hrank[1][t1 + e.dt1])
+        # move[p][a][full]: the OR of the halves' bytes is a << 5 | full
+        e = moves + p * ((SLOTS + 1) << SLOTS) + (m0[p] | m1[p])
+        child_tier[nchildren] = tier - e.lost
+        # offsets[child][ns1] + rank0(child's half 0) * hcount[1][child - ns1] + rank1(...)
+        child_index[nchildren] = (row[e.doffset] + <int64_t>rank0[t0 + e.dt0] * count[e.dcount]
+                                  + rank1[t1 + e.dt1])
         nchildren += 1
     return nchildren
 
@@ -593,39 +595,47 @@ cdef class DiffusionKernel:
             for pos in range(self.ctx.m[h]):
                 potential += (codes // 6 ** int(pos)) % 6 * weights[self.ctx.half_pits[h][pos]]
             hpotential.append(potential.astype(np.int32))
-        # per half code: its stones pit by pit, its non-empty and full pits, its turned code
-        hdigits, hnonzero, hfull, hturned = [], [], [], []
+        # per half code: its byte of each pit's column of `move`, its non-empty pits, its
+        # turned code
+        hmoves, hnonzero, hturned = [], [], []
         for h in range(2):
             codes = np.arange(6 ** int(self.ctx.m[h]), dtype=np.int64)
-            digits = np.zeros((codes.size, MAX_PITS), dtype=np.uint8)
+            digits = np.zeros((codes.size, MAX_PITS), dtype=np.int64)
             nonzero = np.zeros(codes.size, dtype=np.int64)
-            full = np.zeros(codes.size, dtype=np.int64)
             turned = np.zeros(codes.size, dtype=np.int64)
             for pos in range(self.ctx.m[h]):
                 pit = self.ctx.half_pits[h][pos]
                 digit = (codes // 6 ** int(pos)) % 6
                 digits[:, pit] = digit
                 nonzero |= (digit > 0).astype(np.int64) << pit
-                full |= (digit == MAX_STONES).astype(np.int64) << pit
                 turned += digit * self.ctx.turned_weight[pit]
-            hdigits.append(digits)
+            moves = np.zeros((codes.size, MAX_PITS), dtype=np.int64)
+            for p in range(self.npits):
+                if self.ctx.half_of[p] == h:
+                    moves[:, p] = digits[:, p] << SLOTS
+                for j in range(SLOTS):
+                    q = slots[p][j]
+                    if q < 0:
+                        if h == 0:
+                            moves[:, p] |= 1 << j
+                    elif self.ctx.half_of[q] == h:
+                        moves[:, p] |= (digits[:, q] == MAX_STONES).astype(np.int64) << j
+            hmoves.append(moves.astype(np.uint8))
             hnonzero.append(nonzero.astype(np.uint16))
-            hfull.append(full.astype(np.uint16))
             hturned.append(turned.astype(np.int32))
         self.ctx.block_mask[0] = sum(1 << p for p in range(self.npits) if owner[p] == 0)
         self.ctx.block_mask[1] = sum(1 << p for p in range(self.npits) if owner[p] != 0)
         for p in range(self.npits):
-            for j in range(SLOTS):
-                self.ctx.slot_pit[p][j] = slots[p][j] if slots[p][j] >= 0 else MAX_PITS
             for a in range(SLOTS + 1):
                 for fullmask in range(1 << SLOTS):
                     e = &self.ctx.move[p][a][fullmask]
-                    e.dt0 = e.dt1 = e.ds1 = e.lost = 0
+                    e.dt0 = e.dt1 = e.doffset = e.dcount = e.lost = 0
                     if a == 0:
                         continue
+                    ds1 = 0         # change of the stones in half 0
                     if self.ctx.half_of[p] == 0:
                         e.dt0 -= a * self.ctx.turned_weight[p]
-                        e.ds1 -= a
+                        ds1 -= a
                     else:
                         e.dt1 -= a * self.ctx.turned_weight[p]
                     for j in range(a):
@@ -634,9 +644,11 @@ cdef class DiffusionKernel:
                             e.lost += 1
                         elif self.ctx.half_of[q] == 0:
                             e.dt0 += self.ctx.turned_weight[q]
-                            e.ds1 += 1
+                            ds1 += 1
                         else:
                             e.dt1 += self.ctx.turned_weight[q]
+                    e.doffset = ds1 - e.lost * stride
+                    e.dcount = -(e.lost + ds1)
         # per half: codes sorted by (stones, potential), where each group starts, and which
         # potentials occur at each stone count (level_members)
         pcodes, pstart, pvalues, pfirst, pstride = [], [], [], [], []
@@ -657,7 +669,7 @@ cdef class DiffusionKernel:
             pstride.append(stride_h)
         arrays = [hsum0, hrank0, hcount0, hstart0, hcodes0,
                   hsum1, hrank1, hcount1, hstart1, hcodes1, offsets, sizes] + hpotential
-        arrays += hdigits + hnonzero + hfull + hturned
+        arrays += hmoves + hnonzero + hturned
         arrays += pcodes + pstart + pvalues + pfirst
         arrays = [np.ascontiguousarray(a) for a in arrays]
         self._keep = arrays
@@ -676,14 +688,13 @@ cdef class DiffusionKernel:
         self.ctx.hpotential[0] = <const int32_t *>cnp.PyArray_DATA(arrays[12])
         self.ctx.hpotential[1] = <const int32_t *>cnp.PyArray_DATA(arrays[13])
         for h in range(2):
-            self.ctx.hdigits[h] = <const uint8_t *>cnp.PyArray_DATA(arrays[14 + h])
+            self.ctx.hmoves[h] = <const uint8_t *>cnp.PyArray_DATA(arrays[14 + h])
             self.ctx.hnonzero[h] = <const uint16_t *>cnp.PyArray_DATA(arrays[16 + h])
-            self.ctx.hfull[h] = <const uint16_t *>cnp.PyArray_DATA(arrays[18 + h])
-            self.ctx.hturned[h] = <const int32_t *>cnp.PyArray_DATA(arrays[20 + h])
-            self.ctx.pcodes[h] = <const int32_t *>cnp.PyArray_DATA(arrays[22 + h])
-            self.ctx.pstart[h] = <const int32_t *>cnp.PyArray_DATA(arrays[24 + h])
-            self.ctx.pvalues[h] = <const int32_t *>cnp.PyArray_DATA(arrays[26 + h])
-            self.ctx.pfirst[h] = <const int32_t *>cnp.PyArray_DATA(arrays[28 + h])
+            self.ctx.hturned[h] = <const int32_t *>cnp.PyArray_DATA(arrays[18 + h])
+            self.ctx.pcodes[h] = <const int32_t *>cnp.PyArray_DATA(arrays[20 + h])
+            self.ctx.pstart[h] = <const int32_t *>cnp.PyArray_DATA(arrays[22 + h])
+            self.ctx.pvalues[h] = <const int32_t *>cnp.PyArray_DATA(arrays[24 + h])
+            self.ctx.pfirst[h] = <const int32_t *>cnp.PyArray_DATA(arrays[26 + h])
             self.ctx.pstride[h] = pstride[h]
         self.tier_sizes = sizes
         self.kernel.ctx = &self.ctx

@@ -87,6 +87,8 @@ cdef extern from "sowsolve_kernel.h" nogil:
     void fold_add(Fold *f, uint16_t record)
     bint fold_fits(const Fold *f)
     uint16_t fold_result(const Fold *f)
+    uint32_t fold_score(uint16_t record)
+    uint16_t fold_score_record(uint32_t best)
 
     uint16_t rec_load(const uint16_t *p)
     void rec_store(uint16_t *p, uint16_t v)

@@ -22,7 +22,7 @@ lets the driving thread stop a call within milliseconds and read how many positi
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport parallel, prange, threadid
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 
 import numpy as np
@@ -32,7 +32,8 @@ from kernel_api cimport (CONTROL_FLUSH, Control, Fold, GameKernel, REC_DRAW, REC
                          REC_MAX_REMOTENESS, REC_OUTCOME, REC_OUTCOME_BITS, REC_REMOTENESS,
                          REC_UNSOLVED, REC_WIN,
                          SOWSOLVE_KERNEL_CAPSULE, control_of, ctl_add, ctl_stopped, first_error,
-                         flag_load, fold_add, fold_fits, fold_result, fold_start,
+                         flag_load, fold_add, fold_fits, fold_result, fold_score,
+                         fold_score_record, fold_start,
                          prefetch_for_read, rec_claim, rec_load, rec_store, team_barrier)
 
 cnp.import_array()
@@ -83,6 +84,18 @@ cdef struct Frame:
     int next
     Fold fold
     int child_tier[MAX_CHILDREN]
+    int64_t child_index[MAX_CHILDREN]
+
+
+cdef struct SweepFrame:
+    int64_t index
+    int count                  # children (0: stored at once)
+    const uint16_t *at[MAX_CHILDREN]   # each child's record, checked in range when expanded
+
+
+cdef struct SweepScratch:
+    SweepFrame frames[SWEEP_BATCH]
+    int child_tier[MAX_CHILDREN]       # what the game's expand writes, for the frame being filled
     int64_t child_index[MAX_CHILDREN]
 
 
@@ -305,53 +318,65 @@ def verify_range(object capsule, int tier, int64_t start, int64_t stop, list tab
     return bad
 
 
-cdef inline int fold_frame(const Tiers *tiers, int tier, Frame *f, uint16_t *current) noexcept nogil:
-    """Fold the records of an expanded position's children and store its record."""
-    cdef uint16_t record = 0
-    cdef int j, err
-    fold_start(&f.fold)
+cdef inline int fold_sweep(const Tiers *tiers, int tier, const SweepFrame *f,
+                           uint16_t *current) noexcept nogil:
+    """Fold an expanded position's children's records and store its record: one maximum of
+    fold_score over the children (no branch on each child's outcome), the record fold_add and
+    fold_result give."""
+    cdef uint32_t best = 0, score
+    cdef uint16_t record
+    cdef int j, unsolved = 0
     for j in range(f.count):
-        err = child_record(tiers, tier, f.child_tier[j], f.child_index[j], &record)
-        if err:
-            return err
-        if record == 0:
-            return ERR_LEVEL if f.child_tier[j] == tier else ERR_UNSOLVED
-        fold_add(&f.fold, record)
-    if not fold_fits(&f.fold):
+        record = rec_load(f.at[j])
+        unsolved |= record == 0
+        score = fold_score(record)
+        if score > best:
+            best = score
+    if unsolved:
+        for j in range(f.count):
+            if rec_load(f.at[j]) == 0:
+                return ERR_LEVEL if current <= f.at[j] < current + tiers.lengths[tier] else ERR_UNSOLVED
+    record = fold_score_record(best)
+    if record == 0:
         return ERR_REMOTENESS
-    rec_store(current + f.index, fold_result(&f.fold))
+    rec_store(current + f.index, record)
     return 0
 
 
 cdef int sweep_run(const GameKernel *game, int tier, const uint32_t *members, int n,
-                   const Tiers *tiers, Frame *frames, bint keyed) noexcept nogil:
+                   const Tiers *tiers, SweepScratch *scratch, bint keyed) noexcept nogil:
     """Solve positions members[0..n-1] of `tier`, all of one group (so none is a child of
-    another), as a pipeline SWEEP_BATCH positions deep: each position is expanded and its
-    children's records asked for (prefetch), and folded SWEEP_BATCH expansions later, so that
-    the reads from memory overlap and each has that long to arrive.  `frames` holds
-    SWEEP_BATCH frames.  `keyed`: the members are the game's own (level_members, expanded by
+    another), as a pipeline SWEEP_BATCH positions deep: each position is expanded, its
+    children checked in range once and their records asked for (prefetch), and folded
+    SWEEP_BATCH expansions later, so that the reads from memory overlap and each has that long
+    to arrive.  `keyed`: the members are the game's own (level_members, expanded by
     expand_member), else indices."""
     cdef uint16_t *current = tiers.tables[tier]
     cdef uint16_t final_record = 0
     cdef int b, j, count, err, ct
     cdef int64_t ci
-    cdef Frame *f
+    cdef SweepFrame *f
+    cdef int *child_tier = scratch.child_tier
+    cdef int64_t *child_index = scratch.child_index
+    cdef uint16_t **tables = tiers.tables         # tier < tiers.ntables (tier_pointers)
+    cdef const int64_t *lengths = tiers.lengths   # 0 where a tier is not loaded
+    cdef const uint16_t *at
     for b in range(n + SWEEP_BATCH):
-        f = &frames[b & (SWEEP_BATCH - 1)]
+        f = &scratch.frames[b & (SWEEP_BATCH - 1)]
         if b >= SWEEP_BATCH and f.count > 0:
-            err = fold_frame(tiers, tier, f, current)
+            err = fold_sweep(tiers, tier, f, current)
             if err:
                 return err
         if b >= n:
             continue
         if keyed:
-            count = game.expand_member(game.ctx, tier, members[b], &f.index, f.child_tier,
-                                       f.child_index, &final_record)
+            count = game.expand_member(game.ctx, tier, members[b], &f.index, child_tier,
+                                       child_index, &final_record)
             if count >= 0 and not 0 <= f.index < tiers.lengths[tier]:
                 return ERR_RANGE
         else:
             f.index = members[b]
-            count = game.expand(game.ctx, tier, f.index, f.child_tier, f.child_index, &final_record)
+            count = game.expand(game.ctx, tier, f.index, child_tier, child_index, &final_record)
         if count < 0:
             return ERR_RANGE
         f.count = count
@@ -359,10 +384,14 @@ cdef int sweep_run(const GameKernel *game, int tier, const uint32_t *members, in
             rec_store(current + f.index, final_record)
             continue
         for j in range(count):
-            ct = f.child_tier[j]
-            ci = f.child_index[j]
-            if 0 <= ct <= tier and ct < tiers.ntables and tiers.tables[ct] != NULL and 0 <= ci < tiers.lengths[ct]:
-                prefetch_for_read(tiers.tables[ct] + ci)
+            ct = child_tier[j]
+            ci = child_index[j]
+            # one test for both (an unloaded tier has length 0), told apart only on failure
+            if <unsigned>ct > <unsigned>tier or <uint64_t>ci >= <uint64_t>lengths[ct]:
+                return ERR_CHILD_RANGE if 0 <= ct <= tier and tables[ct] != NULL else ERR_MISSING_TIER
+            at = tables[ct] + ci
+            f.at[j] = at
+            prefetch_for_read(at)
     return 0
 
 
@@ -441,12 +470,12 @@ cdef int sweep_groups(const GameKernel *game, int tier, const uint32_t *order, c
     cdef int64_t g, b, nruns, lo, hi, n
     cdef int error = 0, e
     cdef int *errp = &error
-    cdef Frame *frames
+    cdef SweepScratch *scratch
     cdef int64_t *solved
     with parallel(num_threads=threads):
-        frames = <Frame *>malloc(SWEEP_BATCH * sizeof(Frame))
+        scratch = <SweepScratch *>malloc(sizeof(SweepScratch))
         solved = <int64_t *>calloc(1, sizeof(int64_t))
-        if frames == NULL or solved == NULL:
+        if scratch == NULL or solved == NULL:
             first_error(errp, ERR_MEMORY)
         for g in range(groups):
             lo = first[g]
@@ -460,7 +489,7 @@ cdef int sweep_groups(const GameKernel *game, int tier, const uint32_t *order, c
                         n = hi - (lo + b * SWEEP_RUN)
                         if n > SWEEP_RUN:
                             n = SWEEP_RUN
-                        e = sweep_run(game, tier, order + lo + b * SWEEP_RUN, <int>n, tiers, frames, keyed)
+                        e = sweep_run(game, tier, order + lo + b * SWEEP_RUN, <int>n, tiers, scratch, keyed)
                         if e:
                             first_error(errp, e)
                         else:
@@ -471,7 +500,7 @@ cdef int sweep_groups(const GameKernel *game, int tier, const uint32_t *order, c
                 team_barrier()      # every record of this group stored before the next
         if solved != NULL:
             ctl_add(ctl, solved[0])
-        free(frames)
+        free(scratch)
         free(solved)
     return error
 

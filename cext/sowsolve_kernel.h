@@ -119,6 +119,28 @@ static inline uint16_t fold_result(const Fold *f) {
     return REC_MAKE(REC_LOSS, f->lose_in + 1);
 }
 
+/* The same fold as one maximum, for the solver's sweep (no branch on each child's outcome): a
+ * child lost for its mover scores 2 << 16 | (0xFFFF - remoteness), a draw 1 << 16, a child won
+ * by its mover its remoteness, "unsolved" 0; the greatest score is the child fold_add's choice
+ * follows.  fold_score_record gives the parent's record from it, 0 when its remoteness does not
+ * fit a record (unlike fold_fits, a parent with a move that wins is not refused for the length
+ * of a line it does not choose). */
+static inline uint32_t fold_score(uint16_t record) {
+    uint32_t outcome = REC_OUTCOME(record), rem = REC_REMOTENESS(record);
+    uint32_t lost = (2u << 16) | (0xFFFFu - rem), won = outcome == REC_WIN ? rem : 0u;
+    return outcome == REC_LOSS ? lost : (outcome == REC_DRAW ? (1u << 16) : won);
+}
+
+static inline uint16_t fold_score_record(uint32_t best) {
+    uint32_t rem;
+    if (best >= (2u << 16)) {
+        rem = 0xFFFFu - (best & 0xFFFFu);
+        return rem >= REC_MAX_REMOTENESS ? 0 : REC_MAKE(REC_WIN, rem + 1);
+    }
+    if (best >= (1u << 16)) return REC_MAKE(REC_DRAW, 0);
+    return best >= REC_MAX_REMOTENESS ? 0 : REC_MAKE(REC_LOSS, best + 1);
+}
+
 typedef struct GameKernel {
     const void *ctx;
     int max_children;
