@@ -1,7 +1,8 @@
 """What proving Overflow 5x5 would take by the method that proved 4x5, projected from the
 measured proofs: the growth of the expansions per cell from 4x4 to 4x5 carried on to 5x5, the
 rate and the table of the 4x5 run.  Reads bench/results/prove-growth.json and
-bench/results/prove-4x5-d15.json; writes bench/results/prove-projection.json.
+bench/results/prove-4x5-d16.json (4x5 proved in one run, the endgame table of 16 discs at the
+leaves); writes bench/results/prove-projection.json.
 
     python bench/project_prove.py [--out FILE] [--hours H]
 """
@@ -20,7 +21,11 @@ def main() -> None:
                         help="the wall time a cluster is sized for (default 24)")
     args = parser.parse_args()
     growth = json.load(open(os.path.join(RESULTS, "prove-growth.json")))
-    proof = json.load(open(os.path.join(RESULTS, "prove-4x5-d15.json")))
+    run = json.load(open(os.path.join(RESULTS, "prove-4x5-d16.json")))
+    said = run["prove"]["said"]
+    proof = {"nodes_at_proof": said["nodes"],                  # the search's, to the proof
+             "nodes_per_second": round(said["nodes"] / said["seconds"]),
+             "entries_in_table_at_proof": run["entries_in_table_at_proof"]}
     small = next(r for r in growth["runs"] if r["size"] == "4x4")
     large_nodes = proof["nodes_at_proof"]
     per_cell = (large_nodes / small["nodes"]) ** (1 / (20 - small["cells"]))
@@ -33,7 +38,7 @@ def main() -> None:
     machines = nodes_5x5 / (rate * args.hours * 3600)
     report = {
         "command": "python bench/project_prove.py",
-        "method": "df-pn with an endgame table at the leaves, as proved 4x5 (prove-4x5-d15.json)",
+        "method": "df-pn with an endgame table at the leaves, as proved 4x5 (prove-4x5-d16.json)",
         "measured": {"4x4_nodes": small["nodes"], "4x4_note": growth["command"] + ", no endgame table",
                      "4x5_nodes": large_nodes, "4x5_nodes_per_second": rate,
                      "4x5_entries_in_table": proof["entries_in_table_at_proof"]},
@@ -46,7 +51,7 @@ def main() -> None:
         "cluster_machines_of_two_cores": round(machines),
         "cluster_table_gigabytes_per_machine": round(entries * 16 / machines / 1e9),
         "note": ("an extrapolation over one step of board size (4x4 proved without a table, 4x5 with "
-                 "the table of 15 discs): an order of magnitude, not a forecast; the cluster figures "
+                 "the table of 16 discs): an order of magnitude, not a forecast; the cluster figures "
                  "assume a perfectly shared table and no loss to communication"),
     }
     with open(args.out, "w") as f:

@@ -332,11 +332,16 @@ def test_the_readme_figure_of_the_4x5_proof_with_leaves_is_the_measured_one():
     assert int(found[3].replace(",", "")) == proved["nodes_at_proof"]
     assert int(found[4]) == round(proved["search_seconds_estimate"] / 60)
     assert int(found[5].replace(",", "")) == proved["proof"]["winner_positions"]
-    row = re.search(r"\| Overflow, 4x5 \(and 5x4\) \| proved: ([\d,]+) positions expanded, the endgame table "
-                    r"of (\d+) discs at the leaves \| \*\*(win|loss)\*\* \((\S+)\) \|", documentation())
+    one_run = json.loads((root / "bench/results/prove-4x5-d16.json").read_text())
+    said = one_run["prove"]["said"]
+    row = re.search(r"\| Overflow, 4x5 \(and 5x4\) \| proved in (\d+) minutes on two cores within ([\d.]+) GiB: "
+                    r"([\d,]+) positions expanded, the endgame table of (\d+) discs at the leaves \| "
+                    r"\*\*(win|loss)\*\* \((\S+)\) \|", documentation())
     assert row, "the README's results give 4x5"
-    assert int(row[1].replace(",", "")) == proved["nodes_at_proof"]
-    assert (int(row[2]), row[3], row[4]) == (15, proved["value"], move)
+    assert int(row[1]) == round(one_run["prove"]["wall_seconds"] / 60)
+    assert float(row[2]) == round(one_run["prove"]["peak_rss_kb"] / 2 ** 20, 1)
+    assert int(row[3].replace(",", "")) == said["nodes"]
+    assert (int(row[4]), row[5], row[6]) == (said["tables"]["max_discs"], said["value"], said["winning_moves"][0])
     check = proved["check"]
     found = re.search(r"verifies it: ([\d,]+) positions replayed with the compiled move generator, ([\d,]+) "
                       r"of the winner's again with the reference rules, no failure \((\d+) minutes, ([\d.]+) GB",
@@ -541,3 +546,40 @@ def test_a_checkpoint_of_a_search_with_leaves_names_its_table_when_resumed_witho
     assert again.exit_code != 0
     assert "with the endgame table 'overflow-size3x4-max7.sqlite' at its leaves; give it with --tables" \
         in again.output, again.output
+
+
+def test_the_4x5_proof_in_one_run_is_within_its_targets_as_the_docs_say():
+    """The run end to end with the table of 16 discs (bench_prove_run.py): proved, under two
+    hours and 16 GiB of the process's own high-water mark, its proof checked with no failure, and
+    the documentation's figures are the JSON's."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    run_ = json.loads((root / "bench/results/prove-4x5-d16.json").read_text())
+    prove, check = run_["prove"], run_["check"]
+    said, checked = prove["said"], check["said"]
+    assert prove["exit"] == 0 and said["proved"] and said["value"] == "win"
+    assert said["tables"] == checked["tables"] and said["tables"]["max_discs"] == run_["tables"]["max_discs"] == 16
+    assert prove["wall_seconds"] <= 2 * 3600 and prove["peak_rss_kb"] * 1024 <= 16 * 2 ** 30
+    assert max(kb for _, kb in prove["rss_kb"]) <= prove["peak_rss_kb"]
+    assert check["exit"] == 0 and checked["failures"] == [] and checked["value"] == said["value"]
+    assert checked["winner_positions"] == said["proof"]["winner_positions"]
+    text = " ".join(documentation().split())
+    found = re.search(r"took \*\*(\d+) minutes and ([\d.]+) GiB at its peak\*\* \(([\d,]+) kB\): (\d+) minutes of "
+                      r"search to the proof \(([\d,]+) positions expanded, ([\d,]+) a second, checkpoints included; "
+                      r"([\d,]+) entries in use at the proof\), (\d+) minutes to draw the proof \(([\d,]+) positions "
+                      r"walked, ([\d,]+) searched again\) and (\d+) seconds to write it \(([\d,]+) positions of the "
+                      r"winner's", text)
+    assert found, "the documentation gives the run end to end"
+    number = lambda i: int(found[i].replace(",", ""))
+    assert number(1) == round(prove["wall_seconds"] / 60) and float(found[2]) == prove["peak_rss_gib"]
+    assert number(3) == prove["peak_rss_kb"] and number(4) == round(said["seconds"] / 60)
+    assert number(5) == said["nodes"] and number(6) == round(said["nodes"] / said["seconds"], -3)
+    assert number(7) == run_["entries_in_table_at_proof"] <= said["table_entries"]
+    assert number(8) == round(said["proof"]["drawn_seconds"] / 60)
+    assert (number(9), number(10)) == (said["proof"]["positions_walked"], said["proof"]["positions_searched_again"])
+    assert number(11) == round(said["proof"]["written_seconds"]) and number(12) == said["proof"]["winner_positions"]
+    found = re.search(r"verified it: ([\d,]+) positions replayed, ([\d,]+) with the reference rules, no failure "
+                      r"\((\d+) minutes, ([\d.]+) GiB\)", text)
+    assert found, "the documentation gives the check of the run end to end"
+    assert int(found[1].replace(",", "")) == checked["positions_verified"]
+    assert int(found[2].replace(",", "")) == checked["reference_positions"]
+    assert (int(found[3]), float(found[4])) == (round(check["wall_seconds"] / 60), check["peak_rss_gib"])

@@ -143,17 +143,22 @@ def test_the_readme_s_identical_standard_table_is_the_compared_one():
     assert found and int(found[1].replace(",", "")) == identity["records_compared"]
     sweep = json.loads((root / "bench/results/standard-v1-identity-sweep.json").read_text())
     assert sweep["identical"] and sweep["first_differing_tier"] is None and sweep["tiers"] == 48
-    found = re.search(r"of the version before are the same, all ([\d,]+) records of the v1 table compared", text)
+    found = re.search(r"of that version and of the version before it are the same, all ([\d,]+) records of the v1 "
+                      r"table compared", text)
     assert found and int(found[1].replace(",", "")) == sweep["records_compared"]
-    runs = sweep["solves"]["runs"]
-    found = re.search(r"this version took (\d+) and (\d+) s, the version before (\d+) and (\d+) s, and the "
-                      r"yardstick (\d+) s \(([\d.]+);", text)
+    pointers = json.loads((root / "bench/results/standard-v1-identity-pointers.json").read_text())
+    assert pointers["identical"] and pointers["first_differing_tier"] is None and pointers["tiers"] == 48
+    found = re.search(r"records identical tier by tier, all ([\d,]+) of the standard v1 table", text)
+    assert found and int(found[1].replace(",", "")) == pointers["records_compared"] == 2175504513
+    side = json.loads((root / "bench/results/sweep-pointers-before-after.json").read_text())["runs"]
+    standard = side[2]["user_seconds"]
+    found = re.search(r"the standard board in (\d+) CPU seconds instead of (\d+) \(([\d.]+)\), 2x6 k=2 in ([\d.]+) "
+                      r"of the time, 2x4 k=5 in ([\d.]+) of it", text)
     assert found
-    mine = [r["wall_seconds"] for r in runs if r["program"] == "sowsolve (this version)"]
-    before = [r["wall_seconds"] for r in runs if r["program"] == "sowsolve fa3d606"]
-    (yardstick,) = [r["solve_wall_seconds"] for r in runs if r["program"] == "yardstick"]
-    assert [int(found[i]) for i in range(1, 6)] == [round(x) for x in mine + before + [yardstick]]
-    assert float(found[6]) == round(sum(mine) / len(mine) / yardstick, 2)
+    assert (int(found[1]), int(found[2])) == (round(standard["after"]), round(standard["before"]))
+    assert float(found[3]) == side[2]["after_over_before_user"] == round(standard["after"] / standard["before"], 2)
+    assert float(found[4]) == round(side[1]["after_over_before_wall_median_of_pairs"], 2)
+    assert float(found[5]) == round(side[0]["after_over_before_wall_median_of_pairs"], 2)
 
 
 def test_the_docs_cores_of_the_standard_solve_are_the_measured_ones():
@@ -183,3 +188,26 @@ def test_the_docs_cores_of_the_standard_solve_are_the_measured_ones():
         tiers = result["tiers"]
         assert abs(sum(t["wall_seconds"] for t in tiers) - result["wall_seconds"]) < 1
         assert abs(sum(t["cpu_seconds"] for t in tiers) - result["cpu_seconds"]) < 1
+
+
+def test_the_docs_profile_of_the_pointer_sweep_is_the_measured_one():
+    """results.md's CPU seconds of the children and the sweep, before and after this version's
+    sweep, are bench/results/profile-diffusion-sweep.json's (shares of the samples times their
+    seconds)."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(ROOT)
+    profile = json.loads((root / "bench/results/profile-diffusion-sweep.json").read_text())
+    for when in ("before", "after"):
+        part = profile[when]
+        assert part["cpu_seconds"] == round(part["samples"] / 999, 1)
+        for name, share in part["share"].items():
+            assert part["cpu_seconds_by_part"][name] == round(share * part["samples"] / 999, 1)
+    text = " ".join((root / "docs/results.md").read_text().split())
+    found = re.search(r"the children ([\d.]+) CPU seconds before, ([\d.]+) now; the sweep ([\d.]+) before, "
+                      r"([\d.]+) now", text)
+    assert found
+    b, a = profile["before"]["cpu_seconds_by_part"], profile["after"]["cpu_seconds_by_part"]
+    assert [float(found[i]) for i in range(1, 5)] == [b["children"], a["children"],
+                                                      b["sweep_fold_and_reads"], a["sweep_fold_and_reads"]]
