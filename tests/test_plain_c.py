@@ -211,3 +211,31 @@ def test_the_docs_profile_of_the_pointer_sweep_is_the_measured_one():
     b, a = profile["before"]["cpu_seconds_by_part"], profile["after"]["cpu_seconds_by_part"]
     assert [float(found[i]) for i in range(1, 5)] == [b["children"], a["children"],
                                                       b["sweep_fold_and_reads"], a["sweep_fold_and_reads"]]
+
+
+def test_the_docs_first_runs_of_the_comparison_are_the_measured_ones():
+    """The perturbed run's ratio and runs, and the slow first run of the counted one, as
+    results.md gives them, are the JSON files'."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(ROOT)
+    text = " ".join((root / "docs/results.md").read_text().split())
+    first = json.loads((root / "bench/results/plain-c-perturbed.json").read_text())
+    ours = [r for r in first["runs"] if r["program"] == "sowsolve"]
+    theirs = [r for r in first["runs"] if r["program"] == "yardstick"]
+    found = re.search(r"gave ([\d.]+): its first sowsolve run took (\d+) s and (\d+) CPU seconds, its second "
+                      r"(\d+) s and (\d+) \(the yardstick (\d+) and (\d+) s\)", text)
+    assert found and float(found[1]) == first["sowsolve_over_yardstick"]
+    assert [int(found[i]) for i in range(2, 8)] == [
+        round(ours[0]["wall_seconds"]), round(ours[0]["cpu_seconds"]), round(ours[1]["wall_seconds"]),
+        round(ours[1]["cpu_seconds"]), round(theirs[0]["solve_wall_seconds"]), round(theirs[1]["solve_wall_seconds"])]
+    counted = [r for r in json.loads((root / "bench/results/plain-c.json").read_text())["runs"]
+               if r["program"] == "sowsolve"]
+    found = re.search(r"the first sowsolve run was the slowest \((\d+) s and (\d+) CPU seconds, against "
+                      r"(\d+) s and (\d+) for the other two\)", text)
+    assert found and (int(found[1]), int(found[2])) == (round(counted[0]["wall_seconds"]),
+                                                        round(counted[0]["cpu_seconds"]))
+    assert max(r["wall_seconds"] for r in counted[1:]) < counted[0]["wall_seconds"]
+    assert int(found[3]) == round(max(r["wall_seconds"] for r in counted[1:]))
+    assert int(found[4]) == round(max(r["cpu_seconds"] for r in counted[1:]))
