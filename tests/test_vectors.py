@@ -337,7 +337,7 @@ def readme_summary_claims() -> list[tuple[str, dict, str | None, dict]]:
         name = GAME_NAMES[match[1]]
         parameters = ({"size": f"{match[2]}x{match[3]}"} if name == "overflow"
                       else {"cols": int(match[3]), "stones": int(match[4])})
-        if solved.startswith("proved:"):        # a proof, no table: its bench file (test_overflow_endgame)
+        if solved.startswith("proved"):         # a proof, no table: its bench file (test_overflow_endgame)
             found = re.fullmatch(r"\*\*(win|loss)\*\* \((\S+)\)", value)
             assert found, value
             claims.append((name, parameters, "proved", {"value": found[1], "move": found[2]}))
