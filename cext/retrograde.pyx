@@ -22,7 +22,7 @@ lets the driving thread stop a call within milliseconds and read how many positi
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport parallel, prange, threadid
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 
 import numpy as np
@@ -30,7 +30,7 @@ cimport numpy as cnp
 
 from kernel_api cimport (CONTROL_FLUSH, Control, Fold, GameKernel, REC_DRAW, REC_LOSS,
                          REC_MAX_REMOTENESS, REC_OUTCOME, REC_OUTCOME_BITS, REC_REMOTENESS,
-                         REC_UNSOLVED, REC_WIN,
+                         REC_MAKE, REC_OUTCOME_MASK, REC_UNSOLVED, REC_WIN,
                          SOWSOLVE_KERNEL_CAPSULE, control_of, ctl_add, ctl_stopped, first_error,
                          flag_load, fold_add, fold_fits, fold_result, fold_score,
                          fold_score_record, fold_start,
@@ -64,6 +64,7 @@ cdef enum:
     SWEEP_CHUNKS = 256     # pieces a tier is cut into to sort it by level
     SWEEP_SCRATCH = 6      # scratch bytes per position of a swept tier: order (4), level (2)
     POLL_STEPS = 1024      # walk steps between looks at the stop flag
+    SUMMARY_RUN = 1 << 16  # records tier_summary counts in 32-bit words before adding them up
 
 ERRORS = {
     ERR_RANGE: "the game kernel refused one of its own indices",
@@ -685,17 +686,40 @@ def solve_groups(object capsule, int tier, list tables, const uint32_t[::1] memb
 
 
 def tier_summary(cnp.ndarray[cnp.uint16_t, ndim=1] records):
-    """(losses, draws, wins, unsolved, longest win, index of a longest win) of a tier array."""
-    cdef int64_t i, n = records.shape[0], index = -1
-    cdef int64_t counts[4]
-    cdef unsigned longest = 0, r
+    """(losses, draws, wins, unsolved, longest win, index of a longest win) of a tier array:
+    one pass of counts and of the greatest win, in runs short enough for 16- and 32-bit
+    counters and without a branch on a record (the compiler does several at once: it runs on
+    the store thread beside the solve), then a pass to the first record of that win."""
+    cdef int64_t i, start, stop, n = records.shape[0], index = -1
+    cdef int64_t losses = 0, draws = 0, wins = 0
+    cdef uint32_t run_losses, run_draws, run_wins
+    cdef int16_t top = 0, run_top, won
+    cdef uint16_t r, outcome, longest_record
     cdef const uint16_t *data = <const uint16_t *>records.data
-    counts[0] = counts[1] = counts[2] = counts[3] = 0
     with nogil:
-        for i in range(n):
-            r = data[i]
-            counts[REC_OUTCOME(r)] += 1
-            if REC_OUTCOME(r) == REC_WIN and (index < 0 or REC_REMOTENESS(r) > longest):
-                longest = REC_REMOTENESS(r)
-                index = i
-    return counts[REC_LOSS], counts[REC_DRAW], counts[REC_WIN], counts[REC_UNSOLVED], longest, index
+        start = 0
+        while start < n:
+            stop = min(start + SUMMARY_RUN, n)
+            run_losses = run_draws = run_wins = 0
+            run_top = 0
+            for i in range(start, stop):
+                r = data[i]
+                outcome = r & REC_OUTCOME_MASK
+                run_losses += outcome == REC_LOSS
+                run_draws += outcome == REC_DRAW
+                run_wins += outcome == REC_WIN
+                # remoteness + 1 of a win (at most REC_MAX_REMOTENESS + 1: a positive int16)
+                won = <int16_t>((r >> REC_OUTCOME_BITS) + 1) if outcome == REC_WIN else 0
+                run_top = won if won > run_top else run_top
+            losses += run_losses
+            draws += run_draws
+            wins += run_wins
+            top = run_top if run_top > top else top
+            start = stop
+        if top:
+            longest_record = REC_MAKE(REC_WIN, top - 1)
+            for i in range(n):
+                if data[i] == longest_record:
+                    index = i
+                    break
+    return losses, draws, wins, n - losses - draws - wins, (top - 1 if top else 0), index

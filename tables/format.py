@@ -50,6 +50,7 @@ import zlib
 import numpy as np
 import zstandard
 
+from ..cext import blocks as _blocks
 from ..solver.solvers import INDEXINGS
 
 FORMAT_NAME = "sowsolve-table"
@@ -71,9 +72,11 @@ LONG_MAGIC = b"SWL2"
 BLOCK_HEADER = struct.Struct("<4sHIIII")  # magic, tier, block, records, crc32 records, crc32 stored
 PALETTE_COUNT = struct.Struct("<H")       # a palette block's number of values, 1..256
 ZSTD_LEVEL = 9
-#: level 5: blocks of 2^17 palette codes come out 3% smaller than at level 3 for 1.5 times
-#: its time (14 ns a record), and still 3 times as fast as level 9
-PALETTE_ZSTD_LEVEL = 5
+#: level 3: the codes of the standard Diffusion table take 3% more than at level 5 (0.337
+#: against 0.326 bytes a record) in less than half its time (5 ns a record against 12): the
+#: blocks are compressed on the store thread while the next tier is solved, so that time is
+#: taken from the solve
+PALETTE_ZSTD_LEVEL = 3
 MAX_META_BYTES = 1 << 20
 MAX_TEXT = 200                 # description, initial position, timestamps, versions
 
@@ -239,15 +242,24 @@ def stored_size_bound(expected: int, keys: bool = False) -> int:
     return BLOCK_HEADER.size + bound + 64
 
 
+_local = threading.local()    # per thread: compressors, a decompressor
+
+
 def _palette(records: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(the distinct values ascending, each record's position among them as a byte), or None
-    where a block holds more than 256 distinct values."""
-    present = np.flatnonzero(np.bincount(records, minlength=1 << 16))
-    if present.size > 256:
-        return None
-    lookup = np.zeros(1 << 16, dtype=np.uint8)
-    lookup[present] = np.arange(present.size, dtype=np.uint8)
-    return present.astype("<u2"), lookup[records]
+    where a block holds more than 256 distinct values (cext/blocks.pyx: it runs for every block
+    a solve stores, beside the solve)."""
+    return _blocks.palette(np.ascontiguousarray(records, dtype="<u2"))
+
+
+def _compressor(level: int) -> zstandard.ZstdCompressor:
+    """This thread's compressor of `level` (a compressor serves one thread at a time)."""
+    kept = getattr(_local, "compressors", None)
+    if kept is None:
+        kept = _local.compressors = {}
+    if level not in kept:
+        kept[level] = zstandard.ZstdCompressor(level=level, write_checksum=True)
+    return kept[level]
 
 
 def encode_block(tier: int, block: int, array: np.ndarray, context: bytes,
@@ -269,18 +281,14 @@ def encode_block(tier: int, block: int, array: np.ndarray, context: bytes,
     if coded is not None:
         values, codes = coded
         magic = PALETTE_MAGIC
-        compressor = zstandard.ZstdCompressor(level=PALETTE_ZSTD_LEVEL, write_checksum=True)
         payload = (PALETTE_COUNT.pack(values.size) + values.tobytes()
-                   + compressor.compress(codes.tobytes()))
+                   + _compressor(PALETTE_ZSTD_LEVEL).compress(codes.tobytes()))
     else:
-        compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
-        payload = compressor.compress(_planes(words))
+        payload = _compressor(ZSTD_LEVEL).compress(_planes(words))
     header = BLOCK_HEADER.pack(magic, tier, block, raw.size, zlib.crc32(raw.tobytes(), seed),
                                zlib.crc32(payload, seed))
     return header + payload
 
-
-_local = threading.local()
 
 
 def _decompressor() -> zstandard.ZstdDecompressor:
