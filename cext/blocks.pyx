@@ -45,7 +45,8 @@ cdef int palette_codes(const uint16_t *records, int64_t n, uint8_t *seen, uint16
 def palette(cnp.ndarray records):
     """(the distinct values ascending as uint16, each record's position among them as uint8),
     or None where the block holds more than 256 distinct values: what numpy's
-    flatnonzero(bincount(...)) and a lookup give, in two passes over the block."""
+    flatnonzero(bincount(...)) and a lookup give, in two passes over the block (and one over
+    the 65,536 marks)."""
     if records.dtype != np.uint16 or records.ndim != 1:
         raise TypeError(f"palette takes a one-dimensional uint16 array, not {records.dtype} "
                         f"of {records.ndim} dimensions")

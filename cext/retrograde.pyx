@@ -685,17 +685,21 @@ def solve_groups(object capsule, int tier, list tables, const uint32_t[::1] memb
         raise _failure("solving", tier, error)
 
 
-def tier_summary(cnp.ndarray[cnp.uint16_t, ndim=1] records):
-    """(losses, draws, wins, unsolved, longest win, index of a longest win) of a tier array:
-    one pass of counts and of the greatest win, in runs short enough for 16- and 32-bit
-    counters and without a branch on a record (the compiler does several at once: it runs on
-    the store thread beside the solve), then a pass to the first record of that win."""
-    cdef int64_t i, start, stop, n = records.shape[0], index = -1
+def tier_summary(object records):
+    """(losses, draws, wins, unsolved, longest win, index of a longest win) of a tier's uint16
+    records (any array: a strided or other one is copied first): one pass of counts and of the
+    greatest win in runs of SUMMARY_RUN records, counted in 32-bit words and added up after each
+    run, without a branch on a record (the compiler does several at once: it runs on the store
+    thread beside the solve), then a pass to the first record of that win (it stops there)."""
+    if getattr(records, "dtype", None) != np.uint16:
+        raise TypeError(f"a tier summary takes uint16 records, not {getattr(records, 'dtype', type(records).__name__)}")
+    cdef const uint16_t[::1] contiguous = np.ascontiguousarray(records)
+    cdef int64_t i, start, stop, n = contiguous.shape[0], index = -1
     cdef int64_t losses = 0, draws = 0, wins = 0
     cdef uint32_t run_losses, run_draws, run_wins
     cdef int16_t top = 0, run_top, won
     cdef uint16_t r, outcome, longest_record
-    cdef const uint16_t *data = <const uint16_t *>records.data
+    cdef const uint16_t *data = &contiguous[0] if n else NULL
     with nogil:
         start = 0
         while start < n:

@@ -72,10 +72,10 @@ LONG_MAGIC = b"SWL2"
 BLOCK_HEADER = struct.Struct("<4sHIIII")  # magic, tier, block, records, crc32 records, crc32 stored
 PALETTE_COUNT = struct.Struct("<H")       # a palette block's number of values, 1..256
 ZSTD_LEVEL = 9
-#: level 3: the codes of the standard Diffusion table take 3% more than at level 5 (0.337
-#: against 0.326 bytes a record) in less than half its time (5 ns a record against 12): the
-#: blocks are compressed on the store thread while the next tier is solved, so that time is
-#: taken from the solve
+#: level 3: the codes of the largest table benchmarked (2.2 x 10^9 records) take 3% more than at
+#: level 5 (0.335 against 0.325 bytes a record) in less than half its time (6.2 ns a record
+#: against 13.6; bench/results/block-coding.json): a solve's blocks are compressed while the next
+#: tier is solved, so that time is taken from the solve
 PALETTE_ZSTD_LEVEL = 3
 MAX_META_BYTES = 1 << 20
 MAX_TEXT = 200                 # description, initial position, timestamps, versions
@@ -249,7 +249,8 @@ def _palette(records: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(the distinct values ascending, each record's position among them as a byte), or None
     where a block holds more than 256 distinct values (cext/blocks.pyx: it runs for every block
     a solve stores, beside the solve)."""
-    return _blocks.palette(np.ascontiguousarray(records, dtype="<u2"))
+    coded = _blocks.palette(np.ascontiguousarray(records, dtype=np.uint16))
+    return None if coded is None else (coded[0].astype("<u2", copy=False), coded[1])
 
 
 def _compressor(level: int) -> zstandard.ZstdCompressor:
@@ -269,7 +270,8 @@ def encode_block(tier: int, block: int, array: np.ndarray, context: bytes,
     seeds both checksums.  With `palette` (format version 3), a block of records holding at
     most 256 distinct values is stored as those values and one byte per record naming one:
     a win/loss block is remoteness with the outcome nearly always its parity, so this codes the
-    same information in half the symbols, and it compresses 8% smaller and twice as fast."""
+    same information in half the symbols: on the largest table benchmarked it compresses 8%
+    smaller than byte planes, in an eighth of their time (bench/results/block-coding.json)."""
     if array.dtype == np.uint64:
         raw = np.ascontiguousarray(array, dtype="<u8")
         words = np.diff(raw, prepend=np.uint64(0)).astype("<u8")
@@ -288,7 +290,6 @@ def encode_block(tier: int, block: int, array: np.ndarray, context: bytes,
     header = BLOCK_HEADER.pack(magic, tier, block, raw.size, zlib.crc32(raw.tobytes(), seed),
                                zlib.crc32(payload, seed))
     return header + payload
-
 
 
 def _decompressor() -> zstandard.ZstdDecompressor:

@@ -54,9 +54,18 @@ def test_the_palette_takes_a_strided_block_and_refuses_other_types():
     values, codes = blocks.palette(records)
     assert values.tolist() == list(range(0, 600, 3)) and codes.tolist() == list(range(200))
     assert blocks.palette(np.arange(257, dtype=np.uint16)) is None
-    assert blocks.palette(np.arange(256, dtype=np.uint16)) is not None
+    # 256 values, the extremes among them, shuffled: the last code is 255
+    full = np.concatenate([[65535, 0], np.arange(1000, 1254)]).astype(np.uint16)[::-1]
+    values, codes = blocks.palette(full)
+    assert values.tolist() == [0] + list(range(1000, 1254)) + [65535]
+    assert values[codes].tolist() == full.tolist() and codes[-1] == 255 and codes[-2] == 0
     with pytest.raises(TypeError, match="uint16"):
         blocks.palette(np.arange(5, dtype=np.int64))
+    # the table format's own entry: a big-endian or strided block is coded by its values
+    swapped = np.array([7, 3, 7, 65535], dtype=">u2")
+    values, codes = fmt._palette(swapped)
+    assert values.dtype == np.dtype("<u2") and values.tolist() == [3, 7, 65535]
+    assert codes.tolist() == [1, 0, 1, 2]
 
 
 @settings(max_examples=50, deadline=None)
@@ -67,6 +76,8 @@ def test_a_palette_block_decodes_to_its_records(records):
         records = np.resize(records, fmt.PALETTE_MIN_RECORDS) if records.size else \
             np.zeros(fmt.PALETTE_MIN_RECORDS, dtype=np.uint16)
     data = fmt.encode_block(3, 0, records, b"context", palette=True)
+    distinct = np.unique(records).size
+    assert data[:4] == (fmt.PALETTE_MAGIC if distinct <= 256 else fmt.BLOCK_MAGIC)
     assert fmt.decode_block(data, 3, 0, records.size, context=b"context", palette=True).tolist() \
         == records.tolist()
 
@@ -97,3 +108,10 @@ def tiers(draw):
 @given(tiers())
 def test_the_tier_summary_counts_outcomes_and_finds_the_first_longest_win(records):
     assert tuple(int(x) for x in tier_summary(records)) == reference_summary(records)
+    # a strided view is summarised as the records it shows, not as the memory under it
+    assert tuple(int(x) for x in tier_summary(records[::-2])) == reference_summary(records[::-2])
+
+
+def test_the_tier_summary_refuses_what_is_not_records():
+    with pytest.raises(TypeError, match="uint16"):
+        tier_summary(np.arange(5, dtype=np.int64))

@@ -39,10 +39,10 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable, Provabl
     can_draw = False          # the game is acyclic and every final position has a winner
     # The standard board, 2x6 with 4 stones (bench/results/standard-v1.json, standard-v2.json,
     # cluster-standard.json, plain-c.json): 7.0 to 8.7 million positions/s over the whole solve
-    # on 2 threads (the store's compression overlaps the next tier), table 0.333 bytes/position
-    # (v2: 0.338); a position of a swept tier takes 8 bytes (its record and the sweep's scratch)
+    # on 2 threads (the store's compression overlaps the next tier), table 0.343 bytes/position
+    # (v2: 0.349; plain-c.json, plain-c-v2.json); a position of a swept tier takes 8 bytes (its record and the sweep's scratch)
     rates = Rates(positions_per_second=7.1e6, threads=2, wall_over_kernel=1.0,
-                  table_bytes_per_position=0.34, memory_bytes_per_position=8)
+                  table_bytes_per_position=0.35, memory_bytes_per_position=8)
     storage_note = ("every position with A to move; B to move is read from the 180-degree turn "
                     "(counts are per side to move)")
 
