@@ -14,7 +14,7 @@ import uuid
 import warnings
 from typing import Iterator, Optional
 
-from ..solver.errors import BadParameters
+from ..solver.errors import BadParameters, quote, shown
 
 #: how long a scheduler may take to answer, and workers to join it ($SOWSOLVE_CONNECT_SECONDS:
 #: another wait, for a scheduler across a slow network, or a quick refusal in scripts)
@@ -32,7 +32,7 @@ def connect_seconds() -> float:
         seconds = float("nan")
     if not 0 < seconds <= 3600:               # (nan fails this too)
         raise BadParameters(f"$SOWSOLVE_CONNECT_SECONDS must be a number of seconds more than 0 "
-                            f"and at most 3600, not {text[:20]!r}")
+                            f"and at most 3600, not {quote(text, 20)}")
     return seconds
 
 
@@ -45,7 +45,7 @@ def wanted(workers: Optional[int], scheduler: Optional[str], scheduler_file: Opt
                if workers is not None else "each names the one running cluster to solve on")
         raise BadParameters(f"{' and '.join(given)} cannot be given together: {why}")
     if workers is not None and not 1 <= workers <= 256:
-        raise BadParameters(f"--workers must be from 1 to 256, not {str(workers)[:20]}")
+        raise BadParameters(f"--workers must be from 1 to 256, not {shown(workers)}")
     if scheduler is not None and not scheduler.strip():
         raise BadParameters("--scheduler needs an address, such as tcp://10.0.0.1:8786")
     return bool(given)

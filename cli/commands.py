@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ..solver.errors import BadParameters
+from ..solver.errors import BadParameters, shown
 from ..solver.games import make_game
 from ..solver.cluster import DaskExecutor
 from ..solver.tiers import IN_PROCESS
@@ -155,12 +155,12 @@ def query(
     with clear_errors():
         check_max_positions(max_positions)
         if max_nodes is not None and not 1 <= max_nodes <= MAX_SEARCH:
-            raise BadParameters(f"--max-nodes must be from 1 to {MAX_SEARCH:,}, not {str(max_nodes)[:20]}")
+            raise BadParameters(f"--max-nodes must be from 1 to {MAX_SEARCH:,}, not {shown(max_nodes)}")
         if max_nodes is not None and (show_line or plies is not None):
             raise BadParameters("--line follows remoteness, which a proof (--max-nodes) does not give")
         if plies is not None and not 1 <= plies <= queries.MAX_LINE:
             raise BadParameters(f"--plies must be from 1 to {queries.MAX_LINE:,}, not "
-                                f"{str(plies)[:20]}")
+                                f"{shown(plies)}")
         try:
             path = table if table is not None else locate.table_for_position(position)
             with open_table(path) as t:
@@ -289,7 +289,7 @@ def perft(
     """
     with clear_errors(), stop_on_terminate():
         if not 1 <= depth <= 40:
-            raise BadParameters(f"--depth must be from 1 to 40, not {str(depth)[:20]}")
+            raise BadParameters(f"--depth must be from 1 to 40, not {shown(depth)}")
         g = make_game(game, **board)
         pos = g.initial() if position is None else locate.parse_for_game(g, position)
         started = time.perf_counter()
@@ -356,9 +356,9 @@ def check(
             if tables is not None and not os.path.isdir(tables):
                 raise BadParameters(f"--tables {locate.short(tables, 60)} is not a directory")
         if seed < 0:
-            raise BadParameters(f"--seed must be 0 or more, not {str(seed)[:20]}")
+            raise BadParameters(f"--seed must be 0 or more, not {shown(seed)}")
         if not 1 <= samples <= MAX_SEARCH:
-            raise BadParameters(f"--samples must be from 1 to {MAX_SEARCH:,}, not {str(samples)[:20]}")
+            raise BadParameters(f"--samples must be from 1 to {MAX_SEARCH:,}, not {shown(samples)}")
         if proof is not None:
             report = proofs.verify_file(proof, tier_bar, samples, seed, full,
                                         leaves_for=proof_leaves(proof, tables, samples, seed))
@@ -453,10 +453,10 @@ def prove(
         if job_nodes is None:
             job_nodes = proofclusters.JOB_NODES
         if not 1 <= job_nodes <= MAX_SEARCH:
-            raise BadParameters(f"--job-nodes must be from 1 to {MAX_SEARCH:,}, not {str(job_nodes)[:20]}")
+            raise BadParameters(f"--job-nodes must be from 1 to {MAX_SEARCH:,}, not {shown(job_nodes)}")
         threads = check_threads(threads)
         if max_nodes is not None and not 1 <= max_nodes <= MAX_SEARCH:
-            raise BadParameters(f"--max-nodes must be from 1 to {MAX_SEARCH:,}, not {str(max_nodes)[:20]}")
+            raise BadParameters(f"--max-nodes must be from 1 to {MAX_SEARCH:,}, not {shown(max_nodes)}")
         g = make_game(game, **board)
         if not g.solver.proves:
             raise BadParameters(f"{g.describe()} is solved whole by `sowsolve solve`; the proof "

@@ -19,7 +19,7 @@ from typer._click import exceptions as click_exceptions
 from typer.core import TyperGroup
 
 from ..solver.contract import proves_first
-from ..solver.errors import BadMove, BadParameters, BadPosition
+from ..solver.errors import BadMove, BadParameters, BadPosition, quote, shown
 from ..solver.games import GAMES
 from ..solver.search import DEFAULT_MAX_POSITIONS
 from ..solver.solvers import SEARCH
@@ -101,9 +101,19 @@ def note(text: str) -> None:
 explained = False
 
 
+def _line_start() -> str:
+    """On a terminal, back to the start of the line and erase it: a progress bar that Ctrl-C
+    caught as it was being drawn, before its owner could close it, is not left in front of the
+    sentence."""
+    try:
+        return "\r\x1b[K" if sys.stderr.isatty() else ""
+    except (AttributeError, ValueError):
+        return ""
+
+
 def fail(message: str, code: int) -> None:
     global explained
-    note(f"sowsolve: {message}")
+    note(f"{_line_start()}sowsolve: {message}")
     explained = True
     raise typer.Exit(code)
 
@@ -284,12 +294,12 @@ def parse_memory(text: str, option: str = "--memory", allow_zero: bool = True) -
     import re
     found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text or "", re.I)
     if not found:
-        raise BadParameters(f"{option} must be a size such as 512M or 8G, not {text[:20]!r}")
+        raise BadParameters(f"{option} must be a size such as 512M or 8G, not {quote(text, 20)}")
     size = int(float(found[1]) * MEMORY_UNITS[found[2].upper()])
     if size > 1 << 44:
-        raise BadParameters(f"{option} {text[:20]} is more than any machine here has")
+        raise BadParameters(f"{option} {shown(text)} is more than any machine here has")
     if size == 0 and not allow_zero:
-        raise BadParameters(f"{option} must be more than 0, not {text[:20]!r}")
+        raise BadParameters(f"{option} must be more than 0, not {quote(text, 20)}")
     return size
 
 

@@ -12,7 +12,7 @@ import typer
 
 from ..solver import drawing
 from ..solver.contract import Drawable
-from ..solver.errors import BadMove, BadParameters
+from ..solver.errors import BadMove, BadParameters, quote
 from ..solver.games import GAMES, make_game
 from ..solver.values import VALUE_KINDS
 from ..tables import query as queries
@@ -218,7 +218,7 @@ def play_command(
             sides = tuple(g.sides)
             if side is not None and side not in sides:
                 raise BadParameters(f"--as must be one of the sides of {g.describe()}: "
-                                    f"{' or '.join(sides)}, not {side[:20]!r}")
+                                    f"{' or '.join(sides)}, not {quote(side, 20)}")
             engine = (analysis.Analyser(g, [t] if t is not None else [])
                       if seconds is not None else None)
             answer = _answerer(t, g, engine, seconds)

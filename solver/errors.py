@@ -14,6 +14,15 @@ def quote(text, limit: int = QUOTE_LIMIT) -> str:
     return f"{text[:limit]!r}... ({len(text):,} characters)"
 
 
+def shown(value, limit: int = 20) -> str:
+    """A value for an error message as it was given (a number, a path): the whole of it, or its
+    first `limit` characters and its length when it is longer, never cut without saying so."""
+    text = str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
 class BadParameters(ValueError):
     """A game, board size or option that sowsolve cannot use."""
 

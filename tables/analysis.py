@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 
 from ..solver.contract import Game, Playable, proves_first
 from ..solver.values import WIN_LOSS
-from ..solver.errors import BadParameters
+from ..solver.errors import BadParameters, quote, shown
 from ..solver.games import make_game
 from ..cext import engine as _engine, proofsearch as _proofsearch, uct as _uct
 from ..solver.kernels import Control
@@ -97,7 +97,7 @@ class Analyser:
         if search is None:
             search = "alphabeta" if game.evaluation.monte_carlo is None else "mcts"
         if search not in SEARCHES:
-            raise BadParameters(f"the search must be one of {', '.join(SEARCHES)}, not {str(search)[:20]}")
+            raise BadParameters(f"the search must be one of {', '.join(SEARCHES)}, not {shown(search)}")
         if search == "mcts" and game.value_kind is not WIN_LOSS:
             raise BadParameters(f"the Monte Carlo search plays win/loss games, not {game.describe()}")
         self.search = search
@@ -107,7 +107,7 @@ class Analyser:
                            else game.evaluation.proof_share)
         if not 0 <= proof_share < 1:
             raise BadParameters(f"the proof search's share of the budget must be from 0 to below 1, "
-                                f"not {str(proof_share)[:20]}")
+                                f"not {shown(proof_share)}")
         # a df-pn proof search from the position comes first in a win/loss game without draws
         # whose kernel packs and expands its positions (Provable), with one
         # table kept from position to position, so what one search proved (a game's later
@@ -591,7 +591,7 @@ def _whole(value, name: str, option: str) -> int:
         except TypeError:
             pass
     raise BadParameters(f"{option} ({name}) must be a whole number, not "
-                        f"{str(value)[:20]!r} ({type(value).__name__})")
+                        f"{quote(str(value), 20)} ({type(value).__name__})")
 
 
 def check_budget(seconds, nodes, threads, multipv, seed) -> tuple:
@@ -602,24 +602,24 @@ def check_budget(seconds, nodes, threads, multipv, seed) -> tuple:
         raise BadParameters("give a time (--time, seconds) or a node budget (--nodes, nodes), not both")
     if seconds is not None:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-            raise BadParameters(f"--time (seconds) must be a number, not {str(seconds)[:20]!r}")
+            raise BadParameters(f"--time (seconds) must be a number, not {quote(str(seconds), 20)}")
         if not 0 < seconds <= MAX_SECONDS:         # NaN fails too
             raise BadParameters(f"--time (seconds) must be more than 0 and at most {MAX_SECONDS:g} "
-                                f"seconds, not {str(seconds)[:20]}")
+                                f"seconds, not {shown(seconds)}")
     if nodes is not None:
         nodes = _whole(nodes, "nodes", "--nodes")
         if not 1 <= nodes <= MAX_NODES:
-            raise BadParameters(f"--nodes (nodes) must be from 1 to {MAX_NODES:,}, not {str(nodes)[:20]}")
+            raise BadParameters(f"--nodes (nodes) must be from 1 to {MAX_NODES:,}, not {shown(nodes)}")
     threads = _whole(threads, "threads", "--threads")
     if threads == 0:
         threads = min(default_threads(), MAX_THREADS)
     if not 1 <= threads <= MAX_THREADS:
         raise BadParameters(f"--threads (threads) must be 0 (every core) or from 1 to {MAX_THREADS}, "
-                            f"not {str(threads)[:20]}")
+                            f"not {shown(threads)}")
     if multipv is not None and not 1 <= _whole(multipv, "multipv", "--multipv") <= 512:
-        raise BadParameters(f"--multipv (multipv) must be from 1 to 512, not {str(multipv)[:20]}")
+        raise BadParameters(f"--multipv (multipv) must be from 1 to 512, not {shown(multipv)}")
     if not 0 <= _whole(seed, "seed", "--seed") < 1 << 63:
-        raise BadParameters(f"--seed (seed) must be from 0 to 2^63-1, not {str(seed)[:20]}")
+        raise BadParameters(f"--seed (seed) must be from 0 to 2^63-1, not {shown(seed)}")
     if seconds is None and nodes is None:
         seconds = DEFAULT_SECONDS
     return seconds, nodes, threads

@@ -43,7 +43,7 @@ from typing import Callable, ContextManager, Iterator, NamedTuple
 import numpy as np
 
 from ..solver.contract import Game
-from ..solver.errors import BadParameters
+from ..solver.errors import BadParameters, quote
 from .store import Table
 
 Progress = Callable[[int, str], ContextManager]
@@ -90,7 +90,7 @@ def export(table: Table, out: str, fmt: str, max_stones: int | None,
 
     `max_stones` keeps the positions with at most that many stones (discs, seeds) on the board."""
     if fmt not in FORMATS:
-        raise BadParameters(f"--format must be csv or jsonl, not {fmt[:20]!r}")
+        raise BadParameters(f"--format must be csv or jsonl, not {quote(fmt, 20)}")
     game = table.game
     tiers = [t for t in table.tiers if max_stones is None or game.tier_stones(t) <= max_stones]
     with _Stop() as stop:

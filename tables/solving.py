@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from ..solver import estimate as estimates
 from ..solver.contract import Game
-from ..solver.errors import BadParameters, quote
+from ..solver.errors import BadParameters, quote, shown
 from ..solver.games import GAMES, make_game
 from ..solver.lower import LowerTiers
 from ..solver.search import DEFAULT_MAX_POSITIONS
@@ -45,14 +45,14 @@ def check_threads(threads: int | None) -> int:
     limit = min(MAX_THREADS, 4 * cores)
     if not 0 < threads <= limit:
         raise BadParameters(f"--threads must be from 1 to {limit} (4 per core) or 0 for every "
-                            f"core, not {str(threads)[:20]}")
+                            f"core, not {shown(threads)}")
     return threads
 
 
 def check_max_positions(max_positions: int) -> int:
     if not 1 <= max_positions <= MAX_SEARCH:
         raise BadParameters(f"--max-positions must be from 1 to {MAX_SEARCH:,}, not "
-                            f"{str(max_positions)[:20]}")
+                            f"{shown(max_positions)}")
     return max_positions
 
 
@@ -168,6 +168,9 @@ def plan(game: Game | str, *, table: str | None = None, threads: int | None = No
     table = None if table is None else os.fspath(table)
     if isinstance(table, bytes):
         raise BadParameters("a table is a path given as text, not bytes")
+    if table == "":
+        raise BadParameters("the table's path is empty: name a file, or leave the option out for "
+                            "the tables directory's")
     threads = check_threads(threads)
     check_max_positions(max_positions)
     if max_stones is not None and max_stones < 0:

@@ -36,7 +36,7 @@ import numpy as np
 from sqlitedict import SqliteDict
 
 from ..solver.contract import Game
-from ..solver.errors import BadParameters, BadPosition, quote
+from ..solver.errors import BadParameters, BadPosition, quote, shown
 from ..solver.games import GAMES, make_game
 from .layout import layout_of
 from .format import (TableChanged, FORMAT_NAME, FORMAT_VERSION, MAX_META_BYTES, READ_VERSIONS, TABLE_NAME,
@@ -291,7 +291,7 @@ def _solve_options(meta: dict) -> str:
     game, params = meta.get("game"), meta.get("parameters")
     if not (isinstance(game, str) and game in GAMES and isinstance(params, dict)):
         return "..."
-    words = [game] + [f"--{str(k)[:10].replace('_', '-')} {str(v)[:20]}" for k, v in params.items()]
+    words = [game] + [f"--{str(k)[:10].replace('_', '-')} {shown(v)}" for k, v in params.items()]
     limit = meta.get("max_stones")
     if isinstance(limit, int) and not isinstance(limit, bool):
         words.append(f"--max-stones {limit}")

@@ -344,3 +344,15 @@ def test_the_project_names_no_path_of_a_machine():
             if marker in text:
                 found.append(f"{'/'.join(parts)}: {marker}")
     assert found == []
+
+
+def test_an_empty_table_path_and_a_long_number_are_said_as_given(tmp_path):
+    """An empty --table is a usage error, not the tables directory's table; a number too long to
+    quote whole is cut with its length said, never silently."""
+    result = run("solve", "diffusion", "--cols", "2", "--stones", "1", "--table", "", env={"SOWSOLVE_TABLES": str(tmp_path)})
+    assert result.exit_code == 2 and "path is empty" in result.output
+    assert os.listdir(tmp_path) == []
+    digits = "9" * 30
+    result = run("prove", "overflow", "--size", "3x3", "--max-nodes", digits)
+    assert result.exit_code == 2
+    assert "... (30 characters)" in result.output and "9" * 21 not in result.output
