@@ -651,8 +651,12 @@ def read_proof(path: str) -> ProofFile:
             raise BadProof(f"{path} is not a sowsolve proof (its header is not JSON)") from None
         if not isinstance(header, dict) or header.get("format") != PROOF_FORMAT:
             raise BadProof(f"{path} is not a sowsolve proof")
-        if header.get("version") != PROOF_VERSION:
-            raise BadProof(f"{path} is a proof of format version {quote(str(header.get('version')), 20)}; "
+        version = header.get("version")
+        if "version" not in header or type(version) is not int:
+            raise DamagedProof(f"{path}: its header has no format version (a whole number), "
+                               f"{'none' if 'version' not in header else quote(json.dumps(version), 20)}")
+        if version != PROOF_VERSION:
+            raise BadProof(f"{path} is a proof of format version {quote(str(version), 20)}; "
                            f"this sowsolve reads version {PROOF_VERSION}")
         count = header.get("winner_positions")
         if type(count) is not int or not 0 <= count <= (1 << 40):

@@ -835,3 +835,21 @@ def test_a_checkpoint_given_by_a_link_has_its_killed_save_removed_beside_the_tar
     assert after.exit_code == 0, after.output
     assert not stale.exists() and link.is_symlink()
     assert sorted(p.name for p in target.parent.iterdir()) == ["real.ckpt"]
+
+
+def test_a_proof_header_without_a_whole_number_version_says_so(tmp_path):
+    """A header whose version is text, missing or a fraction is damaged, and says it has no
+    format version; a whole number other than this sowsolve's names that version."""
+    import json as json_
+    cases = {"text": {"version": "1"}, "missing": {}, "fraction": {"version": 1.5},
+             "true": {"version": True}}
+    for name, fields in cases.items():
+        path = tmp_path / f"{name}.proof"
+        path.write_bytes(json_.dumps({"format": proofs.PROOF_FORMAT, **fields}).encode() + b"\n")
+        with pytest.raises(proofs.DamagedProof, match="no format version"):
+            proofs.read_proof(str(path))
+    path = tmp_path / "later.proof"
+    path.write_bytes(json_.dumps({"format": proofs.PROOF_FORMAT, "version": proofs.PROOF_VERSION + 1}).encode()
+                     + b"\n")
+    with pytest.raises(proofs.BadProof, match=f"format version '{proofs.PROOF_VERSION + 1}'"):
+        proofs.read_proof(str(path))
