@@ -443,6 +443,7 @@ def prove(
     """
     with clear_errors():
         size = parse_memory(memory)
+        proofs.memory_entries(size, typed=memory)      # too little is said as it was typed
         on_cluster = clusters.wanted(workers, scheduler, scheduler_file)
         if on_cluster and threads is not None:
             raise BadParameters("--threads is for a proof in this process; on a cluster each "

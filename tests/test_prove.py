@@ -853,3 +853,47 @@ def test_a_proof_header_without_a_whole_number_version_says_so(tmp_path):
                      + b"\n")
     with pytest.raises(proofs.BadProof, match=f"format version '{proofs.PROOF_VERSION + 1}'"):
         proofs.read_proof(str(path))
+
+
+@pytest.mark.parametrize("typed,said", [("100M", "--memory 100M is"), ("128M", "--memory 128M is"),
+                                        ("0.1G", "--memory 0.1G is"),
+                                        ("1000000", "--memory 1000000 is")])
+def test_too_little_memory_is_said_in_the_units_one_types(typed, said):
+    """Too little --memory (128M go to the process, the search's table needs 16K more) is said
+    so, quoting what was typed; from the library (bytes, nothing typed), in the units --memory
+    takes where the bytes are a whole (or tenth) number of them."""
+    from sowsolve.solver import proof as proofs
+    from sowsolve.solver.errors import BadParameters
+    for memory, words in [(100 << 20, "--memory 100M is"), (128 << 20, "--memory 128M is"),
+                          ((128 << 20) + 100, "--memory 134,217,828 bytes is")]:
+        with pytest.raises(BadParameters, match=words):
+            proofs.memory_entries(memory)
+    result = run("prove", "overflow", "--size", "2x3", "--memory", typed)
+    assert result.exit_code == 2 and said in result.stderr and "needs 16K more" in result.stderr, result.output
+    assert run("prove", "overflow", "--size", "2x3", "--memory", "129M").exit_code == 0
+
+
+def test_a_crowded_search_table_is_said_on_the_progress_bar():
+    """A table far too small for the search (Overflow 4x4 in 129M: 65,536 entries, which it
+    replaces over and over) says on the progress bar that more --memory is faster; a roomy one
+    (3x3 in 256M) says nothing of it."""
+    from sowsolve.solver import proof as proofs
+    from sowsolve.solver.games import make_game
+
+    def recorder(said):
+        class Bar:
+            def update(self, n):
+                pass
+
+            def set_description(self, desc):
+                said.append(desc)
+
+        import contextlib
+        return lambda total, desc: contextlib.nullcontext(Bar())
+
+    for size, memory, budget, crowded in [("4x4", 129 << 20, 3_000_000, True), ("3x3", 256 << 20, None, False)]:
+        said: list[str] = []
+        game = make_game("overflow", size=size)
+        result, prover = proofs.prove(game, game.initial(), memory, progress=recorder(said), max_nodes=budget)
+        assert (prover.replaced > proofs.CROWDED_REPLACEMENTS * prover.entries) == crowded
+        assert any("more --memory is faster" in d for d in said) == crowded, said
