@@ -406,7 +406,9 @@ def prove(
                                              "once proved if saved before (drawing a large proof "
                                              "takes a while); a run started with it goes on from it."),
     max_nodes: Optional[int] = typer.Option(None, "--max-nodes", **WHOLE, help="Give up after "
-                                            "the search expands this many positions (exit 1)."),
+                                            "the search expands this many positions (exit 1; with "
+                                            "several threads, each may finish the expansion it "
+                                            "began: up to one more a thread)."),
     threads: Optional[int] = typer.Option(None, "--threads", **WHOLE, help="Search threads, "
                                           "sharing one table; left out or 0, every core."),
     tables: Optional[str] = typer.Option(None, "--tables", metavar="DIR", help="End a line at a "
