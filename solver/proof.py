@@ -124,8 +124,9 @@ PROCESS_BYTES = 128 << 20
 #: the least memory of the search's table (1,024 entries)
 MIN_TABLE_BYTES = 1024 * ENTRY_BYTES
 #: a search whose table has replaced this many times its entries is told, on its progress
-#: bar, that more --memory would be faster (Overflow 4x4 with 512 Ki entries: replaced 28
-#: times, 30 s; with 8 Mi: 0.01 times, 8 s; with 64 Ki: not done in 12 minutes)
+#: bar, that more --memory would be faster (a proof measured with 512 Ki entries replaced
+#: them 28 times and took 30 s; with 8 Mi entries, 0.01 times and 8 s; with 64 Ki it did not
+#: end in 12 minutes)
 CROWDED_REPLACEMENTS = 8
 
 
