@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from ..solver.errors import BadParameters, shown
+from ..solver.estimate import available_memory
 from ..solver.games import make_game
 from ..solver.cluster import DaskExecutor
 from ..solver.tiers import IN_PROCESS
@@ -396,8 +397,10 @@ def prove(
     board: dict = BOARD,
     position: Optional[str] = typer.Option(None, "--position", help="Position to prove; left out, "
                                            "the start."),
-    memory: str = typer.Option("1G", "--memory", help="Memory of the search's table (512M, 8G, ...); "
-                               "when full, the entries with the least work below them go."),
+    memory: str = typer.Option("1G", "--memory", help="Memory for the whole search (512M, 8G, ...): "
+                               "128M go to the process, the rest to the search's table (129M at "
+                               "least); when the table is full, the entries with the least work "
+                               "below them go.  On a cluster, each worker's."),
     proof: Optional[str] = typer.Option(None, "--proof", help="Write the proof to this file "
                                         "(`sowsolve check --proof FILE` verifies it)."),
     checkpoint: Optional[str] = typer.Option(None, "--checkpoint", help="Save the search to this "
@@ -447,6 +450,10 @@ def prove(
         size = parse_memory(memory)
         proofs.memory_entries(size, typed=memory)      # too little is said as it was typed
         on_cluster = clusters.wanted(workers, scheduler, scheduler_file)
+        available = available_memory()
+        if not on_cluster and available is not None and size > available:
+            raise BadParameters(f"--memory {shown(memory.strip())} is more than this machine has "
+                                f"available ({available / (1 << 30):.1f}G)")
         if on_cluster and threads is not None:
             raise BadParameters("--threads is for a proof in this process; on a cluster each "
                                 "worker searches on one thread")
@@ -483,7 +490,7 @@ def prove(
                 fail(f"the search proved a {report['searched_value']} for the side to move in "
                      f"{report['searched_nodes']:,} positions expanded, but drawing its proof "
                      f"takes more than --max-nodes {max_nodes}: no proof written", 1)
-            fail(f"not proved within the budget: {report['nodes']:,} positions expanded "
+            fail(f"not proved within the budget: {render.plural(report['nodes'], 'position', 'positions')} expanded "
                  f"(--max-nodes {max_nodes})", 1)
         show(report, as_json, render.prove_text)
 

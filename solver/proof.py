@@ -261,8 +261,7 @@ def _prove(game: Game, position, entries: int, progress: Progress, max_nodes: in
                 searched = True
                 if not crowded and prover.replaced > CROWDED_REPLACEMENTS * prover.entries:
                     crowded = True
-                    bar.set_description("positions expanded; the search's table is full and "
-                                        "replacing its entries (more --memory is faster)")
+                    bar.set_description("table full: more --memory is faster")
                 if checkpoint is not None and time.perf_counter() - last_saved >= interval:
                     began = time.perf_counter()
                     save_checkpoint(checkpoint, game, position, prover, cited)

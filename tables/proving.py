@@ -119,7 +119,7 @@ def prove(game: Game, position=None, *, memory: int = 1 << 30, threads: int | No
     else:
         result, prover = proofs.prove(game, position, memory, progress, max_nodes, checkpoint,
                                       threads=threads, leaves=leaves)
-        expanded = prover.nodes
+        expanded = prover.nodes - prover.walked     # a proof's walk is no search: not counted
     head = {"game": game.name, "description": game.describe(), "parameters": game.parameters(),
             "position": game.format_position(position)}
     # a restored checkpoint's proof is drawn (and the table freed) by prove itself; an empty
@@ -128,7 +128,7 @@ def prove(game: Game, position=None, *, memory: int = 1 << 30, threads: int | No
             and result.winner_choices.drawn_seconds is None):
         choices = proofs.extract(prover, game.key(position)[1], result.value, max_nodes, release=True)
         if choices is None:         # drawing the proof would take more than max_nodes
-            return {**head, "proved": False, "nodes": prover.nodes, "max_nodes": max_nodes,
+            return {**head, "proved": False, "nodes": prover.nodes - prover.walked, "max_nodes": max_nodes,
                     "searched_value": result.value, "searched_nodes": result.nodes}
         result.winner_choices = choices
         expanded = prover.nodes

@@ -795,6 +795,12 @@ def test_a_budget_the_drawing_of_the_proof_would_pass_says_what_the_search_prove
     assert f"the search proved a win for the side to move in {proved.nodes:,} positions" in result.output
     assert f"more than --max-nodes {budget}: no proof written" in result.output
     assert not proof.exists()
+    # the JSON's count is the search's, its searching again included, the walk's expansions not
+    # (one thread: up to one past the budget, as --help says)
+    said = json.loads(run("prove", "overflow", "--size", "3x4", "--threads", 1, "--memory", memory,
+                          "--max-nodes", budget, "--proof", proof, "--json").stdout)
+    assert said["proved"] is False and said["searched_nodes"] == proved.nodes
+    assert proved.nodes < said["nodes"] <= budget + 1
 
 
 def test_the_walk_of_the_proof_is_not_charged_to_max_nodes(tmp_path):
@@ -897,3 +903,14 @@ def test_a_crowded_search_table_is_said_on_the_progress_bar():
         result, prover = proofs.prove(game, game.initial(), memory, progress=recorder(said), max_nodes=budget)
         assert (prover.replaced > proofs.CROWDED_REPLACEMENTS * prover.entries) == crowded
         assert any("more --memory is faster" in d for d in said) == crowded, said
+
+
+def test_more_memory_than_the_machine_has_available_is_a_usage_error(monkeypatch):
+    """--memory past what this machine has available is refused before anything is allocated
+    (exit 2, quoting it), not met by the table's allocation failing (exit 1)."""
+    from sowsolve.cli import commands
+    monkeypatch.setattr(commands, "available_memory", lambda: 3 << 30)
+    result = run("prove", "overflow", "--size", "2x3", "--memory", "4G")
+    assert result.exit_code == 2, result.output
+    assert "--memory 4G is more than this machine has available (3.0G)" in result.stderr
+    assert run("prove", "overflow", "--size", "2x3", "--memory", "2G").exit_code == 0
