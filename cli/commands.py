@@ -400,7 +400,7 @@ def prove(
     memory: str = typer.Option("1G", "--memory", help="Memory for the whole search (512M, 8G, ...): "
                                "128M go to the process, the rest to the search's table (129M at "
                                "least); when the table is full, the entries with the least work "
-                               "below them go.  On a cluster, each worker's."),
+                               "below them go. On a cluster, each worker's."),
     proof: Optional[str] = typer.Option(None, "--proof", help="Write the proof to this file "
                                         "(`sowsolve check --proof FILE` verifies it)."),
     checkpoint: Optional[str] = typer.Option(None, "--checkpoint", help="Save the search to this "

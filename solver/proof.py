@@ -150,7 +150,8 @@ def memory_entries(memory: int, typed: str | None = None) -> int:
         given = mebibytes(memory) if typed is None else shown(typed.strip(), 20)
         raise BadParameters(f"--memory {given} is too small for the proof search: "
                             f"{mebibytes(PROCESS_BYTES)} go to the process and its table needs "
-                            f"{mebibytes(MIN_TABLE_BYTES)} more (129M will do)")
+                            f"{mebibytes(MIN_TABLE_BYTES)} more "
+                            f"({-(-(PROCESS_BYTES + MIN_TABLE_BYTES) // (1 << 20))}M will do)")
     return (memory - PROCESS_BYTES) // ENTRY_BYTES
 
 
