@@ -44,9 +44,11 @@ class Command:
             master, slave = pty.openpty()
             fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
             stderr = slave
+        # faulthandler: a command that outlives LIVENESS is sent SIGABRT, and prints the stack
+        # of every thread of it on its way out (what the failure then quotes)
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "from sowsolve.cli.app import main; main()", *map(str, args)],
-            stdout=subprocess.PIPE, stderr=stderr, cwd=cwd)
+            stdout=subprocess.PIPE, stderr=stderr, cwd=cwd, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
         if tty:
             os.close(slave)
             self._reader = threading.Thread(target=self._read, args=(master,), daemon=True)
@@ -84,9 +86,17 @@ class Command:
         try:
             out, err = self.proc.communicate(timeout=LIVENESS)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.communicate()
-            pytest.fail(f"still running {LIVENESS} s after SIGINT")
+            self.proc.send_signal(signal.SIGABRT)       # its threads' stacks, then its end
+            try:
+                out, err = self.proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                out, err = self.proc.communicate()
+            if self._reader is not None:
+                self._reader.join(5)
+                err = bytes(self.output)
+            stacks = (err or b"").decode(errors="replace")[-12000:]
+            pytest.fail(f"still running {LIVENESS} s after SIGINT; its threads then:\n{stacks}")
         if self._reader is not None:
             self._reader.join(5)
             err = bytes(self.output)
