@@ -128,10 +128,10 @@ def prove(game: Game, position=None, *, memory: int = 1 << 30, threads: int | No
             and result.winner_choices.drawn_seconds is None):
         choices = proofs.extract(prover, game.key(position)[1], result.value, max_nodes, release=True)
         if choices is None:         # drawing the proof would take more than max_nodes
-            return {**head, "proved": False, "nodes": prover.nodes - prover.walked, "max_nodes": max_nodes,
-                    "searched_value": result.value, "searched_nodes": result.nodes}
+            return {**head, "proved": False, "nodes": prover.nodes - prover.walked,
+                    "max_nodes": max_nodes, "searched_value": result.value,
+                    "searched_nodes": result.nodes}
         result.winner_choices = choices
-        expanded = prover.nodes
     if result is None:
         return {**head, "proved": False, "nodes": expanded, "max_nodes": max_nodes}
     report = {**head, "proved": True, "value": result.value,
