@@ -7,6 +7,8 @@ import numpy.typing as npt
 
 #: the most columns a board of this kernel has
 MAX_COLS: Final[int]
+#: the kernel's record of one half code (HalfCode of diffusion.pyx) as a numpy dtype
+HALF_CODE: Final[np.dtype[Any]]
 
 def potential_weights(slots: Sequence[Sequence[int]]) -> list[int] | None:
     """The least positive integer pit weights under which every move lowers the potential."""
@@ -17,7 +19,7 @@ class DiffusionKernel:
     """Kernel of one Diffusion board: owns the tables, hands out the GameKernel capsule."""
 
     def __init__(self, cols: int, variant: int, max_tier: int,
-                 slots: Sequence[Sequence[int]], owner: Sequence[int]) -> None: ...
+                 slots: Sequence[Sequence[int]], owner: Sequence[int], lanes: bool = ...) -> None: ...
     def play_capsule(self) -> Any:
         """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""
     def play_state(self, board: Sequence[int], side: int) -> bytes: ...
@@ -35,6 +37,9 @@ class DiffusionKernel:
     def max_tier(self) -> int: ...
     @property
     def npits(self) -> int: ...
+    @property
+    def lanes(self) -> bool:
+        """Children computed in the CPU's vector lanes (False: the scalar loop, same children)."""
     @property
     def tier_sizes(self) -> npt.NDArray[np.int64]: ...
     @property

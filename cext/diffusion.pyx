@@ -26,6 +26,14 @@ from libc.string cimport memcpy
 cdef extern from *:
     int __builtin_ctz(unsigned x) nogil
 
+cdef extern from "diffusion_lanes.h" nogil:
+    int sowsolve_lanes_available() noexcept
+    int diffusion_lanes_children(const uint8_t *m0, const uint8_t *m1, uint32_t nonzero,
+                                 const int64_t *entries, int columns, const int64_t *row,
+                                 int stride, const int32_t *window, int dmin,
+                                 const int32_t *rank0, const int32_t *rank1, int32_t t0, int32_t t1,
+                                 int tier, int *child_tier, int64_t *child_index) noexcept
+
 import operator
 
 import numpy as np
@@ -40,8 +48,13 @@ cdef enum:
     MAX_PITS = 16        # n <= 8 columns
     SLOTS = 5
     MAX_STONES = 5       # a pit never holds more
+    LANES_PAD = 32       # zeros either side of the lanes' copy of hcount[1]: its windows of 16
 
 MAX_COLS = MAX_PITS // 2
+# HalfCode as a numpy record (its fields at the offsets C gives them; checked against sizeof)
+HALF_CODE = np.dtype({"names": ["moves", "turned", "rank", "nonzero", "stones"],
+                      "formats": [(np.uint8, MAX_PITS), np.int32, np.int32, np.uint16, np.uint8],
+                      "offsets": [0, 16, 20, 24, 26], "itemsize": 32})
 
 
 cdef struct MoveDelta:
@@ -50,6 +63,21 @@ cdef struct MoveDelta:
     int16_t doffset              # change of the row of `offsets` read: ds1 - lost * stride
     int8_t dcount                # change of the stones of half 1 read in hcount[1]: -(lost + ds1)
     int8_t lost                  # stones lost to the stores (the child's tier is tier - lost)
+
+
+cdef struct HalfCode:
+    # what expand reads of one half code, in one 32-byte record (one cache line's half): a
+    # position's two codes are two reads, not ten from five tables
+    uint8_t moves[MAX_PITS]      # per pit (board order): its stones << 5 if the pit is the
+                                 #   half's, and bit j set where slot j of the pit deals to a pit
+                                 #   of the half that holds 5 (half 0: or to a store), so that the
+                                 #   OR of a position's two halves' bytes of pit p is p's column
+                                 #   of `move` (a << 5 | full)
+    int32_t turned               # the code of its turned image (same half)
+    int32_t rank                 # its rank among the codes of the same sum (hrank)
+    uint16_t nonzero             # mask of its non-empty pits
+    uint8_t stones               # its stones (hsum)
+    uint8_t unused[5]
 
 
 cdef struct DiffCtx:
@@ -72,29 +100,32 @@ cdef struct DiffCtx:
     const int64_t *offsets       # [tier][s1] -> first index, row length `stride`
     const int64_t *tier_size
     const int32_t *hpotential[2]  # code -> its pits' share of the potential (level)
-    # what expand reads per half code instead of working it out (precomputed once per board):
-    const uint8_t *hmoves[2]     # code -> per pit (MAX_PITS bytes a code, board order): its
-                                 #   stones << 5 if the pit is the half's, and bit j set where
-                                 #   slot j of the pit deals to a pit of the half that holds 5
-                                 #   (half 0: or to a store), so that the OR of a position's two
-                                 #   halves' bytes of pit p is p's column of `move` (a << 5 | full)
-    const uint16_t *hnonzero[2]  # code -> mask of its non-empty pits
-    const int32_t *hturned[2]    # code -> the code of its turned image (same half)
+    # what expand reads per half code instead of working it out (precomputed once per board)
+    const HalfCode *hcode[2]
+    const HalfCode *hslot[2]     # the same records in the order of pcodes (a member's slots)
+    int32_t ncodes[2]            # 6 ** m[h]
     uint16_t block_mask[2]       # pits of block A, of block B
     # move[p][a][full] for pit p scooping a stones, `full` the slots (bit j: slot j) whose
     # target is a store or holds 5: the change of the turned codes, of the stones in half 1's
     # turned image (half 0), and the stones lost to the stores
     MoveDelta move[MAX_PITS][SLOTS + 1][1 << SLOTS]
     # the sweep's enumeration by level (n <= 6: a half code fits 16 bits, a member is
-    # code0 << 16 | code1): per half, its codes sorted by (stones, potential); pstart[h][s *
-    # pstride[h] + v] where those of s stones and potential v start; pvalues[h][pfirst[h][s]
-    # .. pfirst[h][s + 1] - 1] the potentials that occur among the codes of s stones
+    # slot0 << 16 | slot1, a slot a code's place in pcodes): per half, its codes sorted by
+    # (stones, potential); pstart[h][s * pstride[h] + v] where those of s stones and potential
+    # v start; pvalues[h][pfirst[h][s] .. pfirst[h][s + 1] - 1] the potentials that occur
+    # among the codes of s stones
     const int32_t *pcodes[2]
     const int32_t *pstart[2]
     int32_t pstride[2]
     const int32_t *pvalues[2]
     const int32_t *pfirst[2]
     int32_t level_count
+    # the same moves for diffusion_lanes_children (see diffusion_lanes.h): packed in 64 bits
+    # each, and hcount[1] with LANES_PAD zeros on either side for its window of 16 counts
+    int64_t lanes_move[MAX_PITS][(SLOTS + 1) << SLOTS]
+    const int32_t *lanes_count   # hcount[1], padded
+    int32_t dmin                 # least dcount of any move
+    bint lanes                   # children computed by diffusion_lanes_children (this CPU has it)
 
 
 cdef inline bint block_empty(const DiffCtx *c, const uint8_t *board, int who) noexcept nogil:
@@ -213,15 +244,16 @@ cdef int expand(const void *ctx, int tier, int64_t index, int *child_tier,
     cdef int32_t code[2]
     if half_codes(c, tier, index, code) < 0:
         return -1
-    return expand_codes(c, tier, code[0], code[1], child_tier, child_index, final_record)
+    return expand_codes(c, tier, c.hcode[0] + code[0], c.hcode[1] + code[1], child_tier,
+                        child_index, final_record)
 
 
-cdef inline int expand_codes(const DiffCtx *c, int tier, int32_t code0, int32_t code1,
+cdef inline int expand_codes(const DiffCtx *c, int tier, const HalfCode *h0, const HalfCode *h1,
                              int *child_tier, int64_t *child_index,
                              uint16_t *final_record) noexcept nogil:
-    cdef const uint8_t *m0 = c.hmoves[0] + <int64_t>code0 * MAX_PITS
-    cdef const uint8_t *m1 = c.hmoves[1] + <int64_t>code1 * MAX_PITS
-    cdef uint32_t nonzero = c.hnonzero[0][code0] | c.hnonzero[1][code1]
+    cdef const uint8_t *m0 = &h0.moves[0]
+    cdef const uint8_t *m1 = &h1.moves[0]
+    cdef uint32_t nonzero = h0.nonzero | h1.nonzero
     cdef int32_t t0, t1
     cdef int p, s1, nchildren = 0
     cdef const MoveDelta *e
@@ -238,11 +270,15 @@ cdef inline int expand_codes(const DiffCtx *c, int tier, int32_t code0, int32_t 
     if (nonzero & c.block_mask[1]) == 0:
         final_record[0] = REC_MAKE(REC_LOSS, 0)
         return 0
-    t0 = c.hturned[0][code0]
-    t1 = c.hturned[1][code1]
-    s1 = c.hsum[0][code0]
+    t0 = h0.turned
+    t1 = h1.turned
+    s1 = h0.stones
     row = c.offsets + <int64_t>tier * c.stride + s1      # offsets[tier][s1]
     count = c.hcount[1] + (tier - s1)                     # hcount[1][stones of half 1]
+    if c.lanes:
+        return diffusion_lanes_children(m0, m1, nonzero, &c.lanes_move[0][0], (SLOTS + 1) << SLOTS,
+                                        row, c.stride, c.lanes_count + (tier - s1) + c.dmin, c.dmin,
+                                        rank0, rank1, t0, t1, tier, child_tier, child_index)
     while nonzero:
         p = __builtin_ctz(nonzero)
         nonzero &= nonzero - 1
@@ -257,11 +293,13 @@ cdef inline int expand_codes(const DiffCtx *c, int tier, int32_t code0, int32_t 
 
 
 cdef int level_members(const void *ctx, int tier, uint32_t *members, int64_t *first) noexcept nogil:
-    """Every position of `tier` as code0 << 16 | code1, sorted by level (the potential, which
-    is the sum of the halves' potentials): for each stone count s1 of half 0 and each pair of
-    half potentials (v0, v1) that occur, the block of all pairs of codes with those stones and
-    potentials belongs to level v0 + v1.  A first pass counts each level, a second writes each
-    block at its level's cursor; inside a level, by s1, then v0, then code0, then code1."""
+    """Every position of `tier` as slot0 << 16 | slot1 (a slot: the place of a half's code in
+    pcodes, where hslot keeps its record), sorted by level (the potential, which is the sum of
+    the halves' potentials): for each stone count s1 of half 0 and each pair of half potentials
+    (v0, v1) that occur, the block of all pairs of codes with those stones and potentials
+    belongs to level v0 + v1.  A first pass counts each level, a second writes each block at
+    its level's cursor; inside a level, by s1, then v0, then code0, then code1 (in pcodes'
+    order, so a run of members reads hslot[1] in order)."""
     cdef const DiffCtx *c = <const DiffCtx *>ctx
     cdef int pass_, s1, s2, lo, hi, i, j, a, b
     cdef int32_t v0, v1, L, levels = c.level_count
@@ -291,7 +329,7 @@ cdef int level_members(const void *ctx, int tier, uint32_t *members, int64_t *fi
                     w = cursor[L]
                     for a in range(c.pstart[0][k0], c.pstart[0][k0 + 1]):
                         for b in range(c.pstart[1][k1], c.pstart[1][k1 + 1]):
-                            members[w] = (<uint32_t>c.pcodes[0][a] << 16) | <uint32_t>c.pcodes[1][b]
+                            members[w] = (<uint32_t>a << 16) | <uint32_t>b
                             w += 1
                     cursor[L] = w
         if pass_ == 0:
@@ -305,13 +343,23 @@ cdef int level_members(const void *ctx, int tier, uint32_t *members, int64_t *fi
 
 cdef int expand_member(const void *ctx, int tier, uint32_t member, int64_t *index, int *child_tier,
                        int64_t *child_index, uint16_t *final_record) noexcept nogil:
-    """expand of a member of level_members: its index ranked from its codes, no unranking."""
+    """expand of a member of level_members: its index ranked from its halves' records (read
+    from hslot, where a run of members finds them side by side), no unranking."""
     cdef const DiffCtx *c = <const DiffCtx *>ctx
-    cdef int32_t code0 = <int32_t>(member >> 16), code1 = <int32_t>(member & 0xFFFF)
-    if tier < 0 or tier > c.max_tier or c.hsum[0][code0] + c.hsum[1][code1] != tier:
+    cdef int32_t slot0 = <int32_t>(member >> 16), slot1 = <int32_t>(member & 0xFFFF)
+    cdef const HalfCode *h0
+    cdef const HalfCode *h1
+    cdef int s1
+    if tier < 0 or tier > c.max_tier or slot0 >= c.ncodes[0] or slot1 >= c.ncodes[1]:
         return -1
-    index[0] = rank_codes(c, tier, code0, code1)
-    return expand_codes(c, tier, code0, code1, child_tier, child_index, final_record)
+    h0 = c.hslot[0] + slot0
+    h1 = c.hslot[1] + slot1
+    s1 = h0.stones
+    if s1 + h1.stones != tier:
+        return -1
+    index[0] = (c.offsets[<int64_t>tier * c.stride + s1]
+                + <int64_t>h0.rank * c.hcount[1][tier - s1] + h1.rank)
+    return expand_codes(c, tier, h0, h1, child_tier, child_index, final_record)
 
 
 cdef void perft_rec(const DiffCtx *c, const uint8_t *board, int depth, int ply,
@@ -536,10 +584,11 @@ cdef class DiffusionKernel:
     cdef PlayKernel play
     cdef object _keep
     cdef readonly int cols, variant, max_tier, npits
+    cdef readonly bint lanes       # children computed in vector lanes (False: the scalar loop)
     cdef readonly object tier_sizes
     cdef readonly object weights
 
-    def __cinit__(self, int cols, int variant, int max_tier, slots, owner):
+    def __cinit__(self, int cols, int variant, int max_tier, slots, owner, lanes=True):
         cdef int p, j, h, c, pos
         cdef MoveDelta *e
         if not 1 <= cols <= MAX_COLS:
@@ -597,7 +646,7 @@ cdef class DiffusionKernel:
             hpotential.append(potential.astype(np.int32))
         # per half code: its byte of each pit's column of `move`, its non-empty pits, its
         # turned code
-        hmoves, hnonzero, hturned = [], [], []
+        hcode = []
         for h in range(2):
             codes = np.arange(6 ** int(self.ctx.m[h]), dtype=np.int64)
             digits = np.zeros((codes.size, MAX_PITS), dtype=np.int64)
@@ -620,9 +669,13 @@ cdef class DiffusionKernel:
                             moves[:, p] |= 1 << j
                     elif self.ctx.half_of[q] == h:
                         moves[:, p] |= (digits[:, q] == MAX_STONES).astype(np.int64) << j
-            hmoves.append(moves.astype(np.uint8))
-            hnonzero.append(nonzero.astype(np.uint16))
-            hturned.append(turned.astype(np.int32))
+            packed = np.zeros(codes.size, dtype=HALF_CODE)
+            packed["moves"] = moves
+            packed["turned"] = turned
+            packed["rank"] = halves[h][1]
+            packed["nonzero"] = nonzero
+            packed["stones"] = halves[h][0]
+            hcode.append(packed)
         self.ctx.block_mask[0] = sum(1 << p for p in range(self.npits) if owner[p] == 0)
         self.ctx.block_mask[1] = sum(1 << p for p in range(self.npits) if owner[p] != 0)
         for p in range(self.npits):
@@ -669,8 +722,9 @@ cdef class DiffusionKernel:
             pstride.append(stride_h)
         arrays = [hsum0, hrank0, hcount0, hstart0, hcodes0,
                   hsum1, hrank1, hcount1, hstart1, hcodes1, offsets, sizes] + hpotential
-        arrays += hmoves + hnonzero + hturned
+        arrays += hcode
         arrays += pcodes + pstart + pvalues + pfirst
+        arrays += [hcode[h][pcodes[h]] for h in range(2)]
         arrays = [np.ascontiguousarray(a) for a in arrays]
         self._keep = arrays
         self.ctx.hsum[0] = <const uint8_t *>cnp.PyArray_DATA(arrays[0])
@@ -688,17 +742,22 @@ cdef class DiffusionKernel:
         self.ctx.hpotential[0] = <const int32_t *>cnp.PyArray_DATA(arrays[12])
         self.ctx.hpotential[1] = <const int32_t *>cnp.PyArray_DATA(arrays[13])
         for h in range(2):
-            self.ctx.hmoves[h] = <const uint8_t *>cnp.PyArray_DATA(arrays[14 + h])
-            self.ctx.hnonzero[h] = <const uint16_t *>cnp.PyArray_DATA(arrays[16 + h])
-            self.ctx.hturned[h] = <const int32_t *>cnp.PyArray_DATA(arrays[18 + h])
-            self.ctx.pcodes[h] = <const int32_t *>cnp.PyArray_DATA(arrays[20 + h])
-            self.ctx.pstart[h] = <const int32_t *>cnp.PyArray_DATA(arrays[22 + h])
-            self.ctx.pvalues[h] = <const int32_t *>cnp.PyArray_DATA(arrays[24 + h])
-            self.ctx.pfirst[h] = <const int32_t *>cnp.PyArray_DATA(arrays[26 + h])
+            if HALF_CODE.itemsize != sizeof(HalfCode):
+                raise RuntimeError("HALF_CODE does not match the kernel's HalfCode")
+            self.ctx.hcode[h] = <const HalfCode *>cnp.PyArray_DATA(arrays[14 + h])
+            self.ctx.hslot[h] = <const HalfCode *>cnp.PyArray_DATA(arrays[24 + h])
+            self.ctx.ncodes[h] = len(arrays[14 + h])
+            self.ctx.pcodes[h] = <const int32_t *>cnp.PyArray_DATA(arrays[16 + h])
+            self.ctx.pstart[h] = <const int32_t *>cnp.PyArray_DATA(arrays[18 + h])
+            self.ctx.pvalues[h] = <const int32_t *>cnp.PyArray_DATA(arrays[20 + h])
+            self.ctx.pfirst[h] = <const int32_t *>cnp.PyArray_DATA(arrays[22 + h])
             self.ctx.pstride[h] = pstride[h]
         self.tier_sizes = sizes
         self.kernel.ctx = &self.ctx
-        self.kernel.max_children = self.npits
+        # room for a whole vector of children: the lanes path stores MAX_PITS entries at once
+        self.kernel.max_children = MAX_PITS
+        self.ctx.lanes = bool(lanes) and sowsolve_lanes_available() != 0 and self._pack_lanes(arrays[7])
+        self.lanes = self.ctx.lanes
         self.kernel.expand = expand
         # every board packs (at most 16 pits): the analysis engine's proof search runs on it
         self.kernel.expand_key = expand_key
@@ -768,6 +827,33 @@ cdef class DiffusionKernel:
             return [], int(record)
         return [int(children[i]) for i in range(n)], None
 
+
+    cdef bint _pack_lanes(self, hcount1) except -1:
+        """The move table packed for diffusion_lanes_children, and hcount[1] padded; False
+        when a move does not fit the packing (then the scalar loop computes children)."""
+        cdef int p, col, lo = 0, hi = 0
+        cdef MoveDelta *e
+        cdef int64_t ds1
+        for p in range(MAX_PITS):
+            for col in range((SLOTS + 1) << SLOTS):
+                e = &self.ctx.move[0][0][0] + p * ((SLOTS + 1) << SLOTS) + col
+                ds1 = e.doffset + e.lost * self.ctx.stride
+                if not (-(1 << 23) <= e.dt0 < 1 << 23 and -(1 << 23) <= e.dt1 < 1 << 23
+                        and -128 <= ds1 < 128 and 0 <= e.lost < 128 and e.dcount == -(e.lost + ds1)):
+                    return False
+                self.ctx.lanes_move[p][col] = (
+                    (<int64_t>(e.dt0 & 0xFFFFFF) | <int64_t>((ds1 & 0xFF) << 24))
+                    | (<int64_t>(e.dt1 & 0xFFFFFF) << 32) | (<int64_t>e.lost << 56))
+                lo = min(lo, e.dcount)
+                hi = max(hi, e.dcount)
+        if hi - lo > 15:
+            return False
+        padded = np.zeros(LANES_PAD + len(hcount1) + LANES_PAD, dtype=np.int32)
+        padded[LANES_PAD:LANES_PAD + len(hcount1)] = hcount1
+        self._keep.append(padded)
+        self.ctx.lanes_count = <const int32_t *>cnp.PyArray_DATA(padded) + LANES_PAD
+        self.ctx.dmin = lo
+        return True
 
     cdef void _board_in(self, board, uint8_t *out) except *:
         if len(board) != self.npits:

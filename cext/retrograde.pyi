@@ -15,6 +15,10 @@ SCRATCH_PER_POSITION: int
 #: tiers smaller than this are walked depth first, not swept
 SWEEP_MIN_POSITIONS: int
 
+def use_lanes(enabled: bool | None = None) -> bool:
+    """Whether the sweep uses the CPU's vector lanes (AVX-512) for its children's records; with
+    `enabled`, turn them on (where the CPU has them) or off and return the previous setting."""
+
 def solve_range(capsule: object, tier: int, start: int, stop: int,
                 tables: list[npt.NDArray[np.uint16] | None], threads: int = 1,
                 control: npt.NDArray[np.int64] | None = None,

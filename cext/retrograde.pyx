@@ -38,6 +38,27 @@ from kernel_api cimport (CONTROL_FLUSH, Control, Fold, GameKernel, REC_DRAW, REC
 
 cnp.import_array()
 
+cdef extern from "sowsolve_lanes.h" nogil:
+    int sowsolve_lanes_available() noexcept
+    int sowsolve_lanes_records(const int *ct, const int64_t *ci, int n, int tier,
+                               uint16_t **tables, const int64_t *lengths,
+                               const uint16_t **at) noexcept
+    int64_t sowsolve_lanes_fold(const uint16_t **at, int n) noexcept
+
+# the sweep forms its children's record pointers in vector lanes where the CPU has them
+cdef bint sweep_lanes = sowsolve_lanes_available() != 0
+
+
+def use_lanes(enabled=None):
+    """Whether the sweep uses the CPU's vector lanes (AVX-512) for its children's records; with
+    `enabled`, turn them on (where the CPU has them) or off and return the previous setting.
+    Records are the same either way: the tests compare the two."""
+    global sweep_lanes
+    previous = bool(sweep_lanes)
+    if enabled is not None:
+        sweep_lanes = bool(enabled) and sowsolve_lanes_available() != 0
+    return previous
+
 #: The win/loss record layout (sowsolve_kernel.h): a record is (remoteness << outcome_bits) |
 #: outcome, the outcome one of unsolved, loss, draw, win (for the side to move), the remoteness
 #: at most max_remoteness.
@@ -327,6 +348,15 @@ cdef inline int fold_sweep(const Tiers *tiers, int tier, const SweepFrame *f,
     cdef uint32_t best = 0, score
     cdef uint16_t record
     cdef int j, unsolved = 0
+    cdef int64_t lanes_best
+    if sweep_lanes:
+        lanes_best = sowsolve_lanes_fold(<const uint16_t **>f.at, f.count)
+        if lanes_best >= 0:
+            record = fold_score_record(<uint32_t>lanes_best)
+            if record == 0:
+                return ERR_REMOTENESS
+            rec_store(current + f.index, record)
+            return 0
     for j in range(f.count):
         record = rec_load(f.at[j])
         unsolved |= record == 0
@@ -383,6 +413,9 @@ cdef int sweep_run(const GameKernel *game, int tier, const uint32_t *members, in
         f.count = count
         if count == 0:
             rec_store(current + f.index, final_record)
+            continue
+        if sweep_lanes and sowsolve_lanes_records(child_tier, child_index, count, tier, tables, lengths,
+                                            f.at) == 0:
             continue
         for j in range(count):
             ct = child_tier[j]

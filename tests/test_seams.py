@@ -88,7 +88,8 @@ def game_package(entry) -> pathlib.Path:
 
 
 def kernel_files() -> set[pathlib.Path]:
-    """The kernels the games import (from ....cext import <kernel>): cext/<kernel>.* is theirs."""
+    """The kernels the games import (from ....cext import <kernel>): cext/<kernel>.* and the
+    kernel's own headers, cext/<kernel>_*.h, are theirs."""
     found = set()
     for entry in GAMES.values():
         for path in game_package(entry).glob("*.py"):
@@ -96,6 +97,7 @@ def kernel_files() -> set[pathlib.Path]:
                 if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("cext"):
                     for alias in node.names:
                         found |= set((ROOT / "cext").glob(alias.name + ".*"))
+                        found |= set((ROOT / "cext").glob(alias.name + "_*.h"))
     return found
 
 
