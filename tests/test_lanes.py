@@ -84,6 +84,18 @@ def test_use_lanes_reports_and_restores_the_setting(scalar_sweep):
     assert isinstance(on, bool)
 
 
+def assert_refused(game, kernel, tables, tier, lanes, message):
+    """Sweeping `tier` over `tables` fails with `message`, the sweep's lanes on or off."""
+    tables[tier][:] = 0
+    previous = retrograde.use_lanes(lanes)
+    try:
+        with pytest.raises(RuntimeError, match=message):
+            retrograde.solve_range(kernel.capsule(), tier, 0, game.tier_size(tier), tables, 2,
+                                   sweep_from=0)
+    finally:
+        retrograde.use_lanes(previous)
+
+
 @pytest.mark.parametrize("lanes", [False, True])
 def test_a_child_outside_its_tier_s_array_is_refused_in_either_path(lanes):
     """The lanes check every child's tier and index as the scalar loop does; on one out of
@@ -93,14 +105,7 @@ def test_a_child_outside_its_tier_s_array_is_refused_in_either_path(lanes):
     tables = sweep_all(game, kernel, lanes=lanes)
     tier = max(game.tiers()) // 2       # its children lie in this tier and the ones below
     tables[tier - 1] = tables[tier - 1][:len(tables[tier - 1]) // 2].copy()   # too short
-    tables[tier][:] = 0
-    previous = retrograde.use_lanes(lanes)
-    try:
-        with pytest.raises(RuntimeError, match="outside the array of its tier"):
-            retrograde.solve_range(kernel.capsule(), tier, 0, game.tier_size(tier), tables, 2,
-                                   sweep_from=0)
-    finally:
-        retrograde.use_lanes(previous)
+    assert_refused(game, kernel, tables, tier, lanes, "outside the array of its tier")
 
 
 @pytest.mark.parametrize("lanes", [False, True])
@@ -108,13 +113,6 @@ def test_an_unsolved_child_is_refused_in_either_path(lanes):
     game = make_game("diffusion", cols=4, stones=5)
     kernel = game.kernel()
     tables = sweep_all(game, kernel, lanes=lanes)
-    tier = max(game.tiers()) // 2       # its children lie in this tier and the ones below
+    tier = max(game.tiers()) // 2
     tables[tier - 1][:] = 0
-    tables[tier][:] = 0
-    previous = retrograde.use_lanes(lanes)
-    try:
-        with pytest.raises(RuntimeError, match="has no value"):
-            retrograde.solve_range(kernel.capsule(), tier, 0, game.tier_size(tier), tables, 2,
-                                   sweep_from=0)
-    finally:
-        retrograde.use_lanes(previous)
+    assert_refused(game, kernel, tables, tier, lanes, "has no value")

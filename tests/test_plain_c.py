@@ -213,54 +213,78 @@ def test_the_docs_profile_of_the_pointer_sweep_is_the_measured_one():
                                                       b["sweep_fold_and_reads"], a["sweep_fold_and_reads"]]
 
 
-def test_the_docs_first_runs_of_the_comparison_are_the_measured_ones():
-    """The perturbed run's ratio and runs, the slow first run of the comparison before, the
-    fast first run of this one, and the ratios of the versions before, as results.md gives
+def test_the_docs_history_of_the_comparison_is_the_measured_one():
+    """The ratios of the versions before, this run's pairs, the yardstick's times in this run and
+    the run before, the load around the runs and the records' identity, as results.md gives
     them, are the JSON files'."""
     import json
     import pathlib
     import re
     root = pathlib.Path(ROOT)
     text = " ".join((root / "docs/results.md").read_text().split())
-    first = json.loads((root / "bench/results/plain-c-perturbed.json").read_text())
-    ours = [r for r in first["runs"] if r["program"] == "sowsolve"]
-    theirs = [r for r in first["runs"] if r["program"] == "yardstick"]
-    found = re.search(r"which gave ([\d.]+): its first sowsolve run took (\d+) s and (\d+) CPU seconds, its second "
-                      r"(\d+) s and (\d+), the yardstick (\d+) and (\d+) s\)", text)
-    assert found and float(found[1]) == first["sowsolve_over_yardstick"]
-    assert [int(found[i]) for i in range(2, 8)] == [
-        round(ours[0]["wall_seconds"]), round(ours[0]["cpu_seconds"]), round(ours[1]["wall_seconds"]),
-        round(ours[1]["cpu_seconds"]), round(theirs[0]["solve_wall_seconds"]), round(theirs[1]["solve_wall_seconds"])]
-    before = json.loads((root / "bench/results/plain-c-pointers.json").read_text())
-    counted = [r for r in before["runs"] if r["program"] == "sowsolve"]
-    found = re.search(r"the first sowsolve run was the slowest \((\d+) s and (\d+) CPU seconds, against "
-                      r"(\d+) s and (\d+) for the other two\)", text)
-    assert found and (int(found[1]), int(found[2])) == (round(counted[0]["wall_seconds"]),
-                                                        round(counted[0]["cpu_seconds"]))
-    assert max(r["wall_seconds"] for r in counted[1:]) < counted[0]["wall_seconds"]
-    assert int(found[3]) == round(max(r["wall_seconds"] for r in counted[1:]))
-    assert int(found[4]) == round(max(r["cpu_seconds"] for r in counted[1:]))
-    found = re.search(r"The version before took ([\d.]+) \(`bench/results/plain-c-pointers.json`, pairs "
-                      r"([\d.]+), ([\d.]+) and ([\d.]+)\), the one before it ([\d.]+)", text)
-    oldest = json.loads((root / "bench/results/plain-c-before.json").read_text())
-    assert found and float(found[1]) == before["sowsolve_over_yardstick"]
-    assert [float(found[i]) for i in (2, 3, 4)] == before["sowsolve_over_yardstick_pairs"]
-    assert float(found[5]) == oldest["sowsolve_over_yardstick"]
     now = json.loads((root / "bench/results/plain-c.json").read_text())
-    ours = [r for r in now["runs"] if r["program"] == "sowsolve"]
-    theirs = [r["solve_wall_seconds"] for r in now["runs"] if r["program"] == "yardstick"]
-    earlier = [r["solve_wall_seconds"] for r in before["runs"] if r["program"] == "yardstick"]
+    store = json.loads((root / "bench/results/plain-c-store.json").read_text())
+    pointers = json.loads((root / "bench/results/plain-c-pointers.json").read_text())
+    oldest = json.loads((root / "bench/results/plain-c-before.json").read_text())
+    found = re.search(r"The version before took ([\d.]+) \(`bench/results/plain-c-store.json`, pairs ([\d.]+), "
+                      r"([\d.]+) and ([\d.]+)\), the one before it ([\d.]+) \(`bench/results/plain-c-pointers.json`, "
+                      r"pairs ([\d.]+), ([\d.]+) and ([\d.]+)\), and ([\d.]+) before that", text)
+    assert found and float(found[1]) == store["sowsolve_over_yardstick"]
+    assert [float(found[i]) for i in (2, 3, 4)] == store["sowsolve_over_yardstick_pairs"]
+    assert float(found[5]) == pointers["sowsolve_over_yardstick"]
+    assert [float(found[i]) for i in (6, 7, 8)] == pointers["sowsolve_over_yardstick_pairs"]
+    assert float(found[9]) == oldest["sowsolve_over_yardstick"]
     found = re.search(r"pair by pair ([\d.]+), ([\d.]+) and ([\d.]+)\)", text)
     assert found and [float(found[i]) for i in (1, 2, 3)] == now["sowsolve_over_yardstick_pairs"]
-    found = re.search(r"\(the yardstick (\d+) to (\d+) s, against (\d+) to (\d+)\)", text)
+    theirs = [r["solve_wall_seconds"] for r in now["runs"] if r["program"] == "yardstick"]
+    earlier = [r["solve_wall_seconds"] for r in store["runs"] if r["program"] == "yardstick"]
+    found = re.search(r"the yardstick took (\d+) to (\d+) s in this run and (\d+) to (\d+) s in the version "
+                      r"before's", text)
     assert found and [int(found[i]) for i in range(1, 5)] == [
         round(min(theirs)), round(max(theirs)), round(min(earlier)), round(max(earlier))]
-    found = re.search(r"in this run the first was the fastest \((\d+) s\)", text)
-    assert found and int(found[1]) == round(ours[0]["wall_seconds"])
-    assert ours[0]["wall_seconds"] == min(r["wall_seconds"] for r in ours)
     loads = [x for r in now["runs"] for x in r["load_before"] + r["load_after"]]
     found = re.search(r"\(load average ([\d.]+) to ([\d.]+) around the runs", text)
     assert found and (float(found[1]), float(found[2])) == (min(loads), max(loads))
+    for variant in ("v1", "v2"):
+        identity = json.loads((root / f"bench/results/standard-{variant}-identity-lanes.json").read_text())
+        assert identity["identical"] and identity["first_differing_tier"] is None
+        assert identity["records_compared"] == 2175504513 and identity["tiers"] == 48
+        assert f"all 2,175,504,513{' of the v1 table' if variant == 'v1' else ''} " \
+               f"(`bench/results/standard-{variant}-identity-lanes.json`)" in text
+
+
+def test_the_docs_figures_of_the_lanes_are_the_measured_ones():
+    """results.md's figures of the sweep with and without the vector lanes, and of the smaller
+    boards side by side with the version before, are bench/results/lanes-tier.json's and
+    lanes-small-boards.json's."""
+    import json
+    import pathlib
+    import re
+    import statistics
+    root = pathlib.Path(ROOT)
+    text = " ".join((root / "docs/results.md").read_text().split())
+    tier = json.loads((root / "bench/results/lanes-tier.json").read_text())
+    ratios = [round(a / b, 3) for a, b in zip(tier["cpu_seconds"]["lanes"], tier["cpu_seconds"]["scalar"])]
+    assert ratios == tier["lanes_over_scalar_by_round"] and len(ratios) >= 3
+    assert tier["lanes_over_scalar_median"] == round(statistics.median(ratios), 2)
+    assert tier["records"] == "identical to the table's, every sweep"
+    found = re.search(r"Tier (\d+) of the standard board \(([\d.]+) M positions\) swept with and without the "
+                      r"lanes, in one process, alternating \(`python bench/bench_lanes.py --table T --tier (\d+) "
+                      r"--rounds (\d+)`, `bench/results/lanes-tier.json`\): ([\d.]+) of the CPU time", text)
+    assert found and int(found[1]) == int(found[3]) == 26 and int(found[4]) == len(ratios)
+    assert float(found[5]) == tier["lanes_over_scalar_median"]
+    assert re.search(r"tier 26 \(116,5\d\d,\d{3} positions\)", tier["board"])
+    small = {run["board"]: run for run in
+             json.loads((root / "bench/results/lanes-small-boards.json").read_text())["runs"]}
+    big, little = small["diffusion 2x6 k=2"], small["diffusion 2x4 k=5"]
+    found = re.search(r"2x6 k=2 in ([\d.]+) of the wall time \(([\d.]+) s against ([\d.]+) s, records "
+                      r"identical\) and 2x4 k=5 in ([\d.]+)", text)
+    assert found and float(found[1]) == round(big["after_over_before_wall_median_of_pairs"], 2)
+    assert (float(found[2]), float(found[3])) == (round(big["wall_seconds_median"]["after"], 1),
+                                                  round(big["wall_seconds_median"]["before"], 1))
+    assert float(found[4]) == round(little["after_over_before_wall_median_of_pairs"], 2)
+    assert all(run["after_over_before_wall_median_of_pairs"] <= 1 for run in small.values())
+    assert all(run["records"].startswith("identical") for run in small.values())
 
 
 def test_the_docs_figures_of_the_store_thread_are_the_measured_ones():
@@ -315,7 +339,7 @@ def test_the_docs_v2_against_the_yardstick_is_the_measured_one():
     root = pathlib.Path(ROOT)
     text = " ".join((root / "docs/results.md").read_text().split())
     result = json.loads((root / "bench/results/plain-c-v2.json").read_text())
-    before = json.loads((root / "bench/results/plain-c-v2-pointers.json").read_text())
+    before = json.loads((root / "bench/results/plain-c-v2-store.json").read_text())
     ours = [r for r in result["runs"] if r["program"] == "sowsolve"]
     theirs = [r for r in result["runs"] if r["program"] == "yardstick"]
     assert [r["program"] for r in result["runs"]] == ["sowsolve", "yardstick"] * len(ours)
@@ -324,13 +348,13 @@ def test_the_docs_v2_against_the_yardstick_is_the_measured_one():
     solve = statistics.median(r["solve_wall_seconds"] for r in theirs)
     assert result["sowsolve_over_yardstick"] == round(wall / solve, 2)
     found = re.search(r"sowsolve (\d+) s \(the whole process, median of (\d+) runs\) against the yardstick's "
-                      r"(\d+) s \(its \"solve:\" line, median of (\d+)\): ([\d.]+) of its time \(pairs ([\d.]+) and "
+                      r"(\d+) s \(its \"solve:\" line, median of (\d+)\): ([\d.]+) of its time \(pairs ([\d., ]+) and "
                       r"([\d.]+); the version before, ([\d.]+)\), CPU (\d+) against (\d+) s, the table (\d+) MB "
                       r"\(([\d.]+) bytes/position\), both giving the start a win in (\d+)", text)
     assert found
     assert [int(found[i]) for i in (1, 2, 3, 4)] == [round(wall), len(ours), round(solve), len(theirs)]
     assert float(found[5]) == result["sowsolve_over_yardstick"]
-    assert [float(found[6]), float(found[7])] == result["sowsolve_over_yardstick_pairs"]
+    assert [float(x) for x in found[6].split(", ")] + [float(found[7])] == result["sowsolve_over_yardstick_pairs"]
     assert float(found[8]) == before["sowsolve_over_yardstick"]
     assert (int(found[9]), int(found[10])) == (round(result["sowsolve_cpu_seconds_median"]),
                                                round(result["yardstick_cpu_seconds_median"]))
