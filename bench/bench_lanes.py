@@ -59,6 +59,7 @@ def main() -> None:
     tables[tier] = records_array(expected.size)
     scratch = np.empty(expected.size * retrograde.SCRATCH_PER_POSITION + 1, dtype=np.uint8)
     seconds: dict = {"lanes": [], "scalar": []}
+    previous = retrograde.use_lanes()
     try:
         for _ in range(args.rounds):
             for name, lanes in (("scalar", False), ("lanes", True)):
@@ -71,7 +72,7 @@ def main() -> None:
                 if not np.array_equal(tables[tier], expected):
                     sys.exit(f"the sweep {'with' if lanes else 'without'} lanes stored other records")
     finally:
-        retrograde.use_lanes(True)
+        retrograde.use_lanes(previous)
     ratios = [round(a / b, 3) for a, b in zip(seconds["lanes"], seconds["scalar"])]
     emit({
         "command": "python bench/bench_lanes.py " + " ".join(sys.argv[1:]),

@@ -350,7 +350,8 @@ cdef int expand_member(const void *ctx, int tier, uint32_t member, int64_t *inde
     cdef const HalfCode *h0
     cdef const HalfCode *h1
     cdef int s1
-    if tier < 0 or tier > c.max_tier or slot0 >= c.ncodes[0] or slot1 >= c.ncodes[1]:
+    if (tier < 0 or tier > c.max_tier or slot0 >= c.ncodes[0] or slot1 >= c.ncodes[1]
+            or c.hslot[0] == NULL or c.hslot[1] == NULL):
         return -1
     h0 = c.hslot[0] + slot0
     h1 = c.hslot[1] + slot1
@@ -724,7 +725,9 @@ cdef class DiffusionKernel:
                   hsum1, hrank1, hcount1, hstart1, hcodes1, offsets, sizes] + hpotential
         arrays += hcode
         arrays += pcodes + pstart + pvalues + pfirst
-        arrays += [hcode[h][pcodes[h]] for h in range(2)]
+        # the records in the sweep's order, for level_members' slots (only where it is offered)
+        slotted = all(6 ** int(self.ctx.m[h]) <= 1 << 16 for h in range(2))
+        arrays += [hcode[h][pcodes[h]] if slotted else hcode[h][:0] for h in range(2)]
         arrays = [np.ascontiguousarray(a) for a in arrays]
         self._keep = arrays
         self.ctx.hsum[0] = <const uint8_t *>cnp.PyArray_DATA(arrays[0])
@@ -745,8 +748,9 @@ cdef class DiffusionKernel:
             if HALF_CODE.itemsize != sizeof(HalfCode):
                 raise RuntimeError("HALF_CODE does not match the kernel's HalfCode")
             self.ctx.hcode[h] = <const HalfCode *>cnp.PyArray_DATA(arrays[14 + h])
-            self.ctx.hslot[h] = <const HalfCode *>cnp.PyArray_DATA(arrays[24 + h])
             self.ctx.ncodes[h] = len(arrays[14 + h])
+            self.ctx.hslot[h] = (<const HalfCode *>cnp.PyArray_DATA(arrays[24 + h])
+                                 if len(arrays[24 + h]) == self.ctx.ncodes[h] else NULL)
             self.ctx.pcodes[h] = <const int32_t *>cnp.PyArray_DATA(arrays[16 + h])
             self.ctx.pstart[h] = <const int32_t *>cnp.PyArray_DATA(arrays[18 + h])
             self.ctx.pvalues[h] = <const int32_t *>cnp.PyArray_DATA(arrays[20 + h])

@@ -8,9 +8,9 @@
  * sowsolve_lanes_available() says at run time whether this CPU has the instructions, and the
  * kernel falls back to the scalar loop when it does not.
  *
- * The move table is read as int32 words, three an entry (MoveDelta of diffusion.pyx: dt0, dt1,
- * then doffset int16 | dcount int8 << 16 | lost int8 << 24); the kernel checks that layout
- * before it uses this path. */
+ * The moves are read from the kernel's packed copy of its move table (lanes_move of
+ * diffusion.pyx, 64 bits an entry, below); the kernel builds it, and uses this path, only when
+ * every move fits the packing. */
 #ifndef SOWSOLVE_DIFFUSION_LANES_H
 #define SOWSOLVE_DIFFUSION_LANES_H
 
@@ -32,7 +32,7 @@
  * (tier, stones of half 0), `window` the 16 entries of hcount[1] from (stones of half 1) +
  * dmin on (every dcount lies in dmin .. dmin + 15, the kernel checks), t0 and t1 the turned
  * codes of the halves. */
-static DIFFUSION_LANES_TARGET int diffusion_lanes_children(
+static inline DIFFUSION_LANES_TARGET int diffusion_lanes_children(
     const uint8_t *m0, const uint8_t *m1, uint32_t nonzero, const int64_t *entries, int columns,
     const int64_t *row, int stride, const int32_t *window, int dmin,
     const int32_t *rank0, const int32_t *rank1, int32_t t0, int32_t t1, int tier,

@@ -238,8 +238,11 @@ cdef int tier_pointers(list tables, int tier, int64_t start, int64_t stop, Tiers
         raise ValueError(f"range {start}..{stop} is outside tier {tier}")
     for t in tables:
         if t is not None and (not isinstance(t, np.ndarray) or t.dtype != np.uint16 or t.ndim != 1
-                              or not t.flags.c_contiguous or not t.flags.writeable):
-            raise TypeError("tier arrays must be writeable contiguous one-dimensional uint16 numpy arrays")
+                              or not t.flags.c_contiguous or not t.flags.writeable
+                              or not t.flags.aligned):
+            # aligned: the sweep's vector fold reads each record as the aligned word holding it
+            raise TypeError("tier arrays must be writeable, aligned, contiguous one-dimensional "
+                            "uint16 numpy arrays")
     out.ntables = ntables
     out.tables = <uint16_t **>malloc(ntables * sizeof(uint16_t *))
     out.lengths = <int64_t *>malloc(ntables * sizeof(int64_t))

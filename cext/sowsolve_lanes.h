@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include "sowsolve_kernel.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && __SIZEOF_POINTER__ == 8   /* not x32 */
 #define SOWSOLVE_LANES 1
 #include <immintrin.h>
 
