@@ -769,7 +769,7 @@ cdef class DiffusionKernel:
         self.kernel.level = level
         self.kernel.level_count = MAX_STONES * sum(weights) + 1
         self.ctx.level_count = self.kernel.level_count
-        if 6 ** max(self.ctx.m[0], self.ctx.m[1]) <= 1 << 16:     # members fit 32 bits
+        if slotted:     # members (slot0 << 16 | slot1) fit 32 bits
             self.kernel.level_members = level_members
             self.kernel.expand_member = expand_member
         else:

@@ -45,7 +45,8 @@ cdef extern from "sowsolve_lanes.h" nogil:
                                const uint16_t **at) noexcept
     int64_t sowsolve_lanes_fold(const uint16_t **at, int n) noexcept
 
-# the sweep forms its children's record pointers in vector lanes where the CPU has them
+# the sweep forms its children's record pointers, and folds their records, in vector lanes
+# where the CPU has them (sowsolve_lanes.h)
 cdef bint sweep_lanes = sowsolve_lanes_available() != 0
 
 
@@ -347,29 +348,25 @@ cdef inline int fold_sweep(const Tiers *tiers, int tier, const SweepFrame *f,
                            uint16_t *current) noexcept nogil:
     """Fold an expanded position's children's records and store its record: one maximum of
     fold_score over the children (no branch on each child's outcome), the record fold_add and
-    fold_result give."""
+    fold_result give.  The maximum is taken in vector lanes where the sweep has them; on an
+    unsolved child (or without lanes) the loop below takes it, and names the error."""
     cdef uint32_t best = 0, score
     cdef uint16_t record
     cdef int j, unsolved = 0
-    cdef int64_t lanes_best
-    if sweep_lanes:
-        lanes_best = sowsolve_lanes_fold(<const uint16_t **>f.at, f.count)
-        if lanes_best >= 0:
-            record = fold_score_record(<uint32_t>lanes_best)
-            if record == 0:
-                return ERR_REMOTENESS
-            rec_store(current + f.index, record)
-            return 0
-    for j in range(f.count):
-        record = rec_load(f.at[j])
-        unsolved |= record == 0
-        score = fold_score(record)
-        if score > best:
-            best = score
-    if unsolved:
+    cdef int64_t lanes_best = sowsolve_lanes_fold(<const uint16_t **>f.at, f.count) if sweep_lanes else -1
+    if lanes_best >= 0:
+        best = <uint32_t>lanes_best
+    else:
         for j in range(f.count):
-            if rec_load(f.at[j]) == 0:
-                return ERR_LEVEL if current <= f.at[j] < current + tiers.lengths[tier] else ERR_UNSOLVED
+            record = rec_load(f.at[j])
+            unsolved |= record == 0
+            score = fold_score(record)
+            if score > best:
+                best = score
+        if unsolved:
+            for j in range(f.count):
+                if rec_load(f.at[j]) == 0:
+                    return ERR_LEVEL if current <= f.at[j] < current + tiers.lengths[tier] else ERR_UNSOLVED
     record = fold_score_record(best)
     if record == 0:
         return ERR_REMOTENESS
