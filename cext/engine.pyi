@@ -40,8 +40,9 @@ class Engine:
     def leaf(self, state: bytes) -> int | None:
         """The score the tables at the leaves give a state, None where they hold none."""
     def run(self, state: bytes, seconds: float = 0, nodes: int = 0, threads: int = 1,
-            multipv: int = 0, seed: int = 0) -> int | None:
-        """Search `state` (releases the GIL); the score of a final state, else None."""
+            multipv: int = 0, seed: int = 0, depth: int = 0) -> int | None:
+        """Search `state` (releases the GIL) at most `depth` plies deep (0: no limit); the
+        score of a final state, else None."""
     def stop(self) -> None: ...
     def status(self) -> tuple[int, int, float, int | None, int | None, bool]:
         """(depth completed, nodes, seconds, best code or None, its score, proven)."""

@@ -101,6 +101,7 @@ cdef struct Shared:
     int64_t nodes
     int64_t max_nodes          # 0: none
     double deadline            # 0: none
+    int max_depth              # the deepest iteration (MAX_DEPTH: none)
     int multipv
     uint64_t seed
     # what thread 0 reports (under report_lock)
@@ -501,7 +502,7 @@ cdef void root_search(Worker *w, const uint8_t *root_children, const uint64_t *r
         for i in range(n):
             rm[i] = s.root[(i + w.id) % n]
     start = 1 + (w.id & 1)
-    for depth in range(start, MAX_DEPTH + 1):
+    for depth in range(start, s.max_depth + 1):
         searched = 0
         completed = True
         for i in range(n):
@@ -770,9 +771,10 @@ cdef class Engine:
         return score if oracle(self.s, <const uint8_t *><const char *>state, &score) else None
 
     def run(self, bytes state, double seconds=0, int64_t nodes=0, int threads=1, int multipv=0,
-            uint64_t seed=0):
+            uint64_t seed=0, int depth=0):
         """Search `state` until `seconds` pass or `nodes` are searched (0: no limit of that
-        kind), every root move proven, the deepest depth reached, or `stop`.  Releases the GIL
+        kind), every root move proven, `depth` plies are searched (0: MAX_DEPTH, the deepest),
+        or `stop`.  Releases the GIL
         while it runs, so another thread may read `status`/`report` and call `stop`."""
         self._check_state(state)
         cdef Shared *s = self.s
@@ -781,6 +783,8 @@ cdef class Engine:
         cdef Worker *workers
         if threads < 1:
             raise ValueError(f"threads must be at least 1, not {threads}")
+        if not 0 <= depth <= MAX_DEPTH:
+            raise ValueError(f"depth must be from 1 to {MAX_DEPTH} (0: no limit), not {depth}")
         codes = np.zeros(PLAY_MAX_MOVES, dtype=np.int16)
         gains = np.zeros(PLAY_MAX_MOVES, dtype=np.int16)
         cdef int16_t[::1] cv = codes
@@ -792,6 +796,7 @@ cdef class Engine:
         s.nodes = 0
         s.stop = 0
         s.max_nodes = nodes
+        s.max_depth = depth if depth > 0 else MAX_DEPTH
         s.multipv = n if multipv <= 0 or multipv > n else multipv
         s.seed = seed
         s.threads = threads

@@ -7,6 +7,7 @@ all."""
 from . import commands  # noqa: F401,I001
 from . import explore  # noqa: F401
 from . import analyse  # noqa: F401
+from . import engine  # noqa: F401
 from .common import app, main
 
 __all__ = ["app", "main"]

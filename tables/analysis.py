@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 
-from ..solver.contract import Game, Playable, proves_first
+from ..solver.contract import Compiled, Game, Playable, proves_first
 from ..solver.values import WIN_LOSS
 from ..solver.errors import BadParameters, quote, shown
 from ..solver.games import make_game
@@ -76,6 +76,11 @@ class Status:
     value: str
     phase: str = "search"      # "proof" while the proof search runs first (nodes: expansions)
     search: str = "alphabeta"  # "mcts": nodes are playouts, depth 0
+    #: the best line so far, move texts from the position (the Monte Carlo search: its best
+    #: move alone, the trees below it still growing); filled where `on_status` asks for lines
+    line: tuple[str, ...] = ()
+    #: the best move's value as `value_of` shows it (None: none yet)
+    score: dict | None = None
 
 
 class Analyser:
@@ -86,7 +91,7 @@ class Analyser:
                  leaf_bytes: int = DEFAULT_LEAF_BYTES, weights: Sequence[int] | None = None,
                  proof_share: float | None = None, search: str | None = None,
                  exploration: float | None = None, reuse: bool = True,
-                 fpu: float = MCTS_FPU, ordered: bool = True):
+                 fpu: float = MCTS_FPU, ordered: bool = True, keep_table: bool = False):
         if not isinstance(game, Playable) or game.evaluation is None:
             raise BadParameters(f"{game.describe()} has no analysis engine")
         tables = check_tables(tables)
@@ -151,6 +156,10 @@ class Analyser:
         # the Monte Carlo search reads no tables at its leaves: a position a board's table holds
         # is answered whole before any search (`analyse`), and a playout runs to the end
         self.leaves = self._load_leaves(leaf_bytes if search == "alphabeta" else 0)
+        #: whether the transposition table is kept from one search to the next (a game's
+        #: moves, as an engine does between moves); else cleared, so that a node budget on one
+        #: thread gives the same answer every time (`analyse --nodes`)
+        self.keep_table = keep_table
         self._lock = threading.Lock()
         self._proof: dict | None = None          # this search's proof phase, see _prove_first
         self._control = Control()              # this search's stop flag (the proof reads it)
@@ -202,9 +211,17 @@ class Analyser:
     def analyse(self, position, seconds: float | None = None, nodes: int | None = None,
                 threads: int = 1, multipv: int | None = None, seed: int = 0,
                 on_status: Callable[[Status], None] | None = None,
-                status_every: float = 0.25) -> dict:
-        """The engine's answer for `position` (text, or a position object); see the module."""
-        seconds, nodes, threads = check_budget(seconds, nodes, threads, multipv, seed)
+                status_every: float = 0.25, depth: int | None = None,
+                infinite: bool = False, lines: bool = False) -> dict:
+        """The engine's answer for `position` (text, or a position object); see the module.
+        `depth`: the alpha-beta search stops after that many plies (no proof search first,
+        no time limit unless one is given); `infinite`: no limit but `stop` (the proof search
+        first takes its share of the default time); `lines`: each Status carries the best line."""
+        seconds, nodes, threads = check_budget(seconds, nodes, threads, multipv, seed,
+                                               depth=depth, infinite=infinite)
+        if depth is not None and self.mcts is not None:
+            raise BadParameters(f"a depth applies to the alpha-beta search; {self.game.describe()}'s "
+                                f"engine searches by Monte Carlo: give a time or nodes (playouts)")
         game = self.game
         if isinstance(position, str):
             position = game.parse_position(position)
@@ -214,7 +231,8 @@ class Analyser:
             raise BadParameters(f"--hash of {self.hash_bytes:,} bytes holds no Monte Carlo tree "
                                 f"for each of {threads} threads: give more, or fewer threads")
         with self._lock:                       # one search at a time on this table
-            self.engine.clear()
+            if not self.keep_table:
+                self.engine.clear()
             if self.mcts is not None:
                 # the trees keep what they learnt of this position where the last search
                 # reached it (a game's next move), else start afresh: the live line never
@@ -228,8 +246,12 @@ class Analyser:
             def run():
                 try:
                     left_seconds, left_nodes = seconds or 0.0, nodes or 0
-                    if self.proves and game.outcome(position) is None:
-                        spent_seconds, spent_nodes = self._prove_first(position, seconds, nodes, threads)
+                    if infinite and self.mcts is not None:
+                        left_seconds = MAX_SECONDS      # playouts need a limit: `stop` ends them
+                    if self.proves and depth is None and game.outcome(position) is None:
+                        # with no limit but `stop`, the proof gets its share of the default time
+                        spent_seconds, spent_nodes = self._prove_first(
+                            position, DEFAULT_SECONDS if infinite else seconds, nodes, threads)
                         if left_seconds:
                             left_seconds = max(left_seconds - spent_seconds, 1e-3)
                         if left_nodes:
@@ -239,7 +261,8 @@ class Analyser:
                     if self.mcts is not None:
                         self.mcts.run(state, left_seconds, left_nodes, threads, seed)
                     else:
-                        self.engine.run(state, left_seconds, left_nodes, threads, multipv or 0, seed)
+                        self.engine.run(state, left_seconds, left_nodes, threads, multipv or 0, seed,
+                                        depth or 0)
                 except BaseException as exc:  # noqa: BLE001 - handed to the caller below
                     failure.append(exc)
                 finally:
@@ -252,7 +275,7 @@ class Analyser:
                 started = True
                 while not done.wait(status_every):
                     if on_status is not None:
-                        on_status(self._status(position))
+                        on_status(self._status(position, lines))
             except KeyboardInterrupt:
                 if not started:
                     raise                        # nothing searched: nothing to report
@@ -316,7 +339,15 @@ class Analyser:
                                seconds=round(time.perf_counter() - started, 3), running=False)
         return time.perf_counter() - started, prover.nodes - first
 
-    def _status(self, position) -> Status:
+    def clear(self) -> None:
+        """Forget what earlier searches learnt (a new game): the transposition table, the Monte
+        Carlo trees; the proof search's table is kept (what it proved stays true)."""
+        with self._lock:
+            self.engine.clear()
+            if self.mcts is not None:
+                self.mcts.clear()
+
+    def _status(self, position, lines: bool = False) -> Status:
         proof = self._proof
         if proof is not None and proof.get("running"):
             return Status(0, self._prover.nodes - proof["first"],
@@ -324,12 +355,23 @@ class Analyser:
         if self.mcts is not None:
             playouts, seconds, code, mean, proven = self.mcts.status()
             best = None if code is None else self.game.format_move(self.game.play_move(position, code))
-            value = "" if code is None else describe_value(_mcts_value(mean, proven, 1), self.game, self.unit)
-            return Status(0, playouts, seconds, best, value, search="mcts")
+            score = None if code is None else _mcts_value(mean, proven, 1)
+            value = "" if code is None else describe_value(score, self.game, self.unit)
+            return Status(0, playouts, seconds, best, value, search="mcts",
+                          line=(best,) if best is not None and lines else (), score=score)
         depth, nodes, seconds, code, score, proven = self.engine.status()
         best = None if code is None else self.game.format_move(self.game.play_move(position, code))
         value = "" if score is None else self.value_text(score, proven)
-        return Status(depth, nodes, seconds, best, value)
+        line: tuple[str, ...] = ()
+        if lines and code is not None:
+            # the table's line below the best move (entries are read under their locks, and
+            # every step is checked against the moves the kernel generates)
+            children = {c: child for c, _, child in self.engine.moves(self.game.play_state(position))}
+            if code in children:
+                codes = [code] + self.engine.principal_variation(children[code], LINE_PLIES - 1)
+                line = tuple(_line_texts(self.game, position, codes))
+        return Status(depth, nodes, seconds, best, value, line=line,
+                      score=None if score is None else self.value_of(score, proven))
 
     @property
     def unit(self) -> str:
@@ -552,12 +594,19 @@ def _keyed(table: Table) -> bool:
 
 
 def _line_texts(game: Game, position, codes: list[int]) -> list[str]:
+    """The texts of a line of play-kernel codes from `position`, played on by the game's
+    compiled kernel where it has one (the rules in Python can take milliseconds a move on a
+    large board; the self-check holds the two to the same children)."""
     line = []
+    compiled = isinstance(game, Compiled)
     for code in codes:
         try:
             move = game.play_move(position, code)
+            if compiled:
+                position = dict(game.kernel_moves(position))[move]
+            else:
+                position = game.play(position, move)
             line.append(game.format_move(move))
-            position = game.play(position, move)
         except Exception:  # noqa: BLE001 - a line stops where it stops being legal
             break
     return line
@@ -594,10 +643,17 @@ def _whole(value, name: str, option: str) -> int:
                         f"{quote(str(value), 20)} ({type(value).__name__})")
 
 
-def check_budget(seconds, nodes, threads, multipv, seed) -> tuple:
+def check_budget(seconds, nodes, threads, multipv, seed, *, depth=None, infinite=False) -> tuple:
     """The budget checked: one sentence naming what is wrong (BadParameters), the option and
-    the Python parameter alike.  Threads 0: every core (as every command's --threads 0)."""
+    the Python parameter alike.  Threads 0: every core (as every command's --threads 0).
+    Neither time nor nodes: the default time, unless a `depth` or `infinite` bounds it."""
     from ..solver.tiers import default_threads
+    if infinite and (seconds is not None or nodes is not None or depth is not None):
+        raise BadParameters("an infinite search takes no time, nodes or depth: `stop` ends it")
+    if depth is not None:
+        depth = _whole(depth, "depth", "depth")
+        if not 1 <= depth <= _engine.MAX_SEARCH_DEPTH:
+            raise BadParameters(f"depth must be from 1 to {_engine.MAX_SEARCH_DEPTH}, not {shown(depth)}")
     if seconds is not None and nodes is not None:
         raise BadParameters("give a time (--time, seconds) or a node budget (--nodes, nodes), not both")
     if seconds is not None:
@@ -620,7 +676,7 @@ def check_budget(seconds, nodes, threads, multipv, seed) -> tuple:
         raise BadParameters(f"--multipv (multipv) must be from 1 to 512, not {shown(multipv)}")
     if not 0 <= _whole(seed, "seed", "--seed") < 1 << 63:
         raise BadParameters(f"--seed (seed) must be from 0 to 2^63-1, not {shown(seed)}")
-    if seconds is None and nodes is None:
+    if seconds is None and nodes is None and depth is None and not infinite:
         seconds = DEFAULT_SECONDS
     return seconds, nodes, threads
 

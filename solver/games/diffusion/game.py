@@ -63,6 +63,7 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable, Provabl
         "perft": ("diffusion --cols 6 --stones 4 --depth 4",),
         "check": ("diffusion --cols 4 --stones 2", "diffusion --cols 4 --stones 2 --stored"),
         "analyse": ("'2222/2222 A' --nodes 9000 --json",),
+        "engine": ("diffusion --cols 4 --stones 2",),
         "show": ("'2222/2222 A'", "'2222/2222 A' --svg board.svg"),
         "play": ("--position '2222/2222 B' --as A", "--position '1111/1111 A' --time 2"),
     }

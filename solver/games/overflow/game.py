@@ -87,6 +87,7 @@ class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable, Provable):
         "prove": ("overflow --size 4x4", "overflow --size 3x4 --proof 3x4.proof",
                   "overflow --size 4x5 --tables DIR", "overflow --size 3x4 --workers 2"),
         "analyse": ("'1111/1111/1111/1111 L' --time 2",),
+        "engine": ("overflow --size 6x6 --hash 1G",),
         "show": ("'111/111/111 L' --game overflow",),
     }
     parameters_spec = (Parameter("size", "6x6", range(2, 9), "ranks x files", kind=GRID),)

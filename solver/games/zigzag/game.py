@@ -80,6 +80,7 @@ class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable):
         "info": ("zigzag --cols 4 --stones 2 --json",),
         "perft": ("zigzag --depth 4",),
         "analyse": ("'555555/555555 p - -' --time 10", "'2311/3010 P - P' --multipv 3"),
+        "engine": ("zigzag --threads 1",),
     }
     parameters_spec = (
         Parameter("cols", 6, range(2, MAX_COLS + 1, 2), "pits per row"),
