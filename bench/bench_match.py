@@ -12,6 +12,11 @@ a win/loss game; in Zig Zag the last capturer takes the seeds left on the board.
 
     python bench/bench_match.py --game overflow --size 6x6 --games 200 --time 1 [--out F]
     python bench/bench_match.py --game zigzag --cols 6 --stones 5 --games 200 --time 1
+    python bench/bench_match.py --game overflow --size 4x4 --games 4 --time 0.2 \
+        --opponent 'sowsolve engine --threads 1'
+
+--opponent COMMAND replaces the UCT player by any program that speaks sowsolve's engine
+protocol (docs/engine.md), started with COMMAND: sowsolve itself, or another engine.
 
 sowsolve plays through its analysis engine (`Analyser`) with the game's own search (--search:
 the other one), and no tables unless --tables names a directory: then that directory's tables
@@ -84,6 +89,8 @@ class Match:
         self.engine_weights = weights or game.evaluation.weights
         self.capsule = game.play_kernel()
         self.margin_game = bool(self.engine.margin)
+        self.opponent = None                 # a ProtocolOpponent in place of the UCT player
+        self.history: list[str] = []         # the moves of the game under way, from the start
 
     def codes(self, position, state: bytes) -> dict:
         """{move text: (code, what the mover banks)} of a position."""
@@ -100,6 +107,13 @@ class Match:
 
     def uct_move(self, position, state, lead: int, leftover: int, last: int,
                  seed: int) -> tuple[int, int]:
+        if self.opponent is not None:
+            text = self.opponent.move(self.history)
+            moves = self.codes(position, state)
+            if text not in moves:
+                raise RuntimeError(f"the opponent played {text[:40]!r}, no legal move of "
+                                   f"{self.game.format_position(position)}")
+            return moves[text][0], 0
         ranked, playouts = uct.choose(self.capsule, state, seconds=self.seconds,
                                       threads=self.threads, seed=seed, lead=lead,
                                       leftover=leftover, last=last)
@@ -127,6 +141,7 @@ class Match:
         adjudicated = None
         seen: dict[bytes, int] = {}
         repeated = False
+        self.history = []
         while ply < max_plies:
             mover = ply % 2
             if self.adjudicate and ply >= opening_plies:
@@ -160,6 +175,7 @@ class Match:
                 move = game.format_move(game.play_move(position, code))
                 playouts.append(n)
             code, gain = moves[move]
+            self.history.append(move)
             banked[mover] += gain
             if gain > 0:
                 last_capturer = mover
@@ -208,6 +224,47 @@ class Match:
             return margin, (None if margin == 0 else
                             engine_side if margin > 0 else 1 - engine_side)
         return None, {"win": mover, "loss": 1 - mover}.get(value.value)
+
+
+class ProtocolOpponent:
+    """Any program that speaks sowsolve's engine protocol (docs/engine.md), started with
+    `command`: told the game and board once, then each of its moves asked with `position start
+    moves ...` and `go time T`, its `bestmove` played."""
+
+    def __init__(self, command: str, game, seconds: float):
+        import shlex
+        import subprocess
+        from sowsolve.solver.games import entry_of
+        self.command, self.seconds = command, seconds
+        self.process = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, bufsize=1)
+        board = " ".join(f"{p.option} {game.parameters()[p.name]}" for p in entry_of(game).parameters)
+        self.ask(f"game {game.name} {board}", "isready", until="readyok")
+
+    def ask(self, *lines: str, until: str) -> str:
+        for line in lines:
+            self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+        while True:
+            reply = self.process.stdout.readline()
+            if not reply:
+                raise RuntimeError(f"the opponent ({self.command[:60]}) ended")
+            if reply.startswith("error"):
+                raise RuntimeError(f"the opponent said: {reply.strip()[:200]}")
+            if reply.startswith(until):
+                return reply.strip()
+
+    def move(self, history: list[str]) -> str:
+        position = "position start" + (" moves " + " ".join(history) if history else "")
+        return self.ask(position, f"go time {self.seconds}", until="bestmove").split()[1]
+
+    def close(self) -> None:
+        try:
+            self.process.stdin.write("quit\n")
+            self.process.stdin.close()
+        except OSError:
+            pass
+        self.process.wait(timeout=30)
 
 
 def table_note(table) -> dict:
@@ -293,6 +350,9 @@ def main() -> None:
     parser.add_argument("--repetition", type=int, default=0,
                         help="a position (side to move, ko and last capturer included) seen the "
                         "Nth time ends the game as infinite play (0: only --max-plies does)")
+    parser.add_argument("--opponent", metavar="COMMAND",
+                        help="instead of the UCT player, the program COMMAND starts, which speaks "
+                        "the engine protocol (docs/engine.md): e.g. 'sowsolve engine --threads 1'")
     parser.add_argument("--out")
     args = parser.parse_args()
     if args.repetition < 0 or args.repetition == 1:
@@ -316,6 +376,8 @@ def main() -> None:
                   args.exploration, args.proof_share,
                   {"fpu": args.fpu, "ordered": not args.unordered, "reuse": not args.no_reuse},
                   tables, not args.play_out, args.repetition)
+    if args.opponent:
+        match.opponent = ProtocolOpponent(args.opponent, game, args.time)
     leaves = match.analyser.leaves
     if match.adjudicate and (len(match.analyser.tables) < len(tables) or leaves["tiers_left_out"]
                              or not leaves["tiers"]):
@@ -333,6 +395,8 @@ def main() -> None:
         settings.update(fpu=args.fpu, ordered=not args.unordered, reuse=not args.no_reuse)
     if args.repetition:
         settings.update(repetition=args.repetition)
+    if args.opponent:
+        settings.update(opponent=args.opponent)
     if tables:
         settings.update(tables=[table_note(t) for t in tables], adjudication=match.adjudicate,
                         leaf_tiers=leaves["tiers"], leaf_bytes=leaves["bytes"])
@@ -373,7 +437,8 @@ def main() -> None:
         "adjudicated": sum("adjudicated" in r for r in games),
         "repetition": args.repetition or None,
         "repeated": sum(r.get("repeated", False) for r in games),
-        "opponent": "plain UCT (UCB1 c=sqrt 2, uniformly random playouts, root-parallel)",
+        "opponent": (f"through the engine protocol: {args.opponent}" if args.opponent else
+                     "plain UCT (UCB1 c=sqrt 2, uniformly random playouts, root-parallel)"),
         "games": len(games),
         "wins": sum(r["result"] == "win" for r in games),
         "draws": sum(r["result"] == "draw" for r in games),
@@ -385,6 +450,8 @@ def main() -> None:
         "sessions": "resumed from --progress" if seconds_before else "one run",
         "per_game": games,
     }
+    if match.opponent is not None:
+        match.opponent.close()
     emit(result, args.out)
 
 

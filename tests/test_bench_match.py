@@ -202,3 +202,22 @@ def test_a_table_is_recorded_by_its_records_not_by_when_it_was_made(tmp_path):
         notes = [bench_match.table_note(t) for t in (a, b, c)]
     assert notes[0]["records_sha256"] == notes[1]["records_sha256"] != notes[2]["records_sha256"]
     assert all(len(n["records_sha256"]) == 64 for n in notes)
+
+
+def test_an_opponent_that_speaks_the_engine_protocol(tmp_path):
+    """--opponent: the other player is a program driven through the engine protocol (sowsolve
+    itself here); a whole game is played, each of its moves checked legal by the referee."""
+    from sowsolve.solver.games import make_game
+    game = make_game("diffusion", cols=4, stones=1)
+    match = bench_match.Match(game, 0.05, 1, 16 << 20)
+    command = f"{sys.executable} -c 'from sowsolve.cli.entry import main; main()' engine --threads 1"
+    match.opponent = bench_match.ProtocolOpponent(command, game, 0.05)
+    try:
+        record = match.play(opening_seed=3, engine_side=1, max_plies=200, opening_plies=0)
+    finally:
+        match.opponent.close()
+    assert record["result"] in ("win", "loss") and record["plies"] == len(match.history)
+    position = game.initial()
+    for move in match.history:                       # the game as played, by the rules
+        position = game.play(position, game.parse_move(position, move))
+    assert game.outcome(position) is not None
