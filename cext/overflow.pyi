@@ -44,6 +44,8 @@ class OverflowKernel:
         """Canonical packed position (side 0 = Light to move, 1 = Dark)."""
     def unpack(self, key: int) -> tuple[tuple[int, ...], int]:
         """(heights, side) of a packed position."""
+    def unpack_many(self, keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+        """(heights, sides) of packed positions, each checked."""
     def proof_hint_of(self, key: int) -> tuple[bool, int, int]:
         """(final, phi, delta) the proof search reads of a packed position before expanding it."""
     def children(self, key: int) -> int | list[int]:

@@ -582,6 +582,25 @@ cdef class OverflowKernel:
             raise ValueError(f"{key:#x} is not a packed position of this board")
         return tuple(h[j] for j in range(self.ncells)), side
 
+    def unpack_many(self, const uint64_t[::1] keys):
+        """(heights as a (len(keys), cells) uint8 array, sides as a uint8 array) of packed
+        positions, each checked as `unpack` checks one."""
+        cdef Py_ssize_t i, n = keys.shape[0]
+        cdef int side
+        self._need_keys()
+        heights = np.zeros((n, self.ncells), dtype=np.uint8)
+        sides = np.zeros(n, dtype=np.uint8)
+        cdef uint8_t[:, ::1] hv = heights
+        cdef uint8_t[::1] sv = sides
+        cdef uint8_t h[MAXC]
+        for i in range(n):
+            side = unpack(&self.ctx, keys[i], h)
+            if side < 0:
+                raise ValueError(f"{keys[i]:#x} is not a packed position of this board")
+            memcpy(&hv[i, 0], h, self.ncells)
+            sv[i] = side
+        return heights, sides
+
     def proof_hint_of(self, uint64_t key):
         """(final, phi, delta) the proof search reads of a packed position before expanding it."""
         cdef uint32_t phi, delta

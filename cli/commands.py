@@ -187,14 +187,24 @@ def query(
 @app.command(short_help='Write every position of a table as CSV or JSON lines.')
 @board_options
 @documented("export", "export --format csv --out t.csv --max-stones 6",
-            "export --table T.sqlite --format jsonl --out -")
+            "export --table T.sqlite --format jsonl --out -",
+            "export --table T.sqlite --format parquet --out T.parquet")
 def export(
     game: Optional[str] = READ_GAME,
     board: dict = BOARD,
     table: Optional[str] = READ_TABLE,
-    fmt: ExportFormat = typer.Option(..., "--format", help="csv or jsonl."),
+    fmt: ExportFormat = typer.Option(..., "--format", help="csv, jsonl or parquet (a folder "
+                                     "of Parquet files, one a tier; needs sowsolve[parquet])."),
     out: str = typer.Option(..., "--out", help="Output file, written whole or not at all "
-                            "(a pipe or device is written through; - for standard output)."),
+                            "(a pipe or device is written through; - for standard output); "
+                            "parquet: a new folder, put in place once complete."),
+    force: bool = typer.Option(False, "--force", help="parquet: replace the folder of a "
+                               "previous export (never one holding anything else)."),
+    no_text: bool = typer.Option(False, "--no-text", help="parquet: leave out the position "
+                                 "text column (the pit or cell columns and the fields say the "
+                                 "same; docs/export.md rebuilds it in DuckDB)."),
+    threads: Optional[int] = typer.Option(None, "--threads", **WHOLE, help="Threads that make "
+                                          "the rows; left out or 0, every core."),
     max_stones: Optional[int] = typer.Option(None, "--max-stones", **WHOLE,
                                              help="Only positions with at most this many "
                                              "stones (discs, seeds) on the board."),
@@ -215,11 +225,25 @@ def export(
         with clear_errors():
             if max_stones is not None and max_stones < 0:
                 raise BadParameters(f"--max-stones must be 0 or more, not {max_stones}")
+            if threads is not None and not 0 <= threads <= 256:
+                raise BadParameters(f"--threads must be 0 (every core) or from 1 to 256, not {threads}")
+            if fmt.value != "parquet" and (force or no_text):
+                raise BadParameters("--force and --no-text go with --format parquet")
+            if fmt.value == "parquet":
+                from ..tables.parquet import pyarrow_modules
+                pyarrow_modules()                # its sentence before any table is opened
             path = locate.resolve_read_table(table, game, board)
             with open_table(path) as t:
                 try:
-                    rows = export_table(t, out, fmt.value, max_stones, progress=tier_bar,
-                                        every_orientation=every_orientation)
+                    if fmt.value == "parquet":
+                        from ..tables.parquet import export_parquet
+                        rows = export_parquet(t, out, max_stones, progress=tier_bar,
+                                              every_orientation=every_orientation, force=force,
+                                              text=not no_text, threads=threads or None)
+                    else:
+                        rows = export_table(t, out, fmt.value, max_stones, progress=tier_bar,
+                                            every_orientation=every_orientation,
+                                            threads=threads or None)
                 except StdoutClosed:        # `... --out - | head`: stop quietly, as cat does
                     raise typer.Exit(128 + 13) from None
             typer.echo(f"wrote {rows:,} rows to {'standard output' if out == '-' else out}", err=True)

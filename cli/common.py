@@ -85,6 +85,7 @@ SAMPLES = 1000                  # check --samples left out
 class ExportFormat(str, Enum):
     csv = "csv"
     jsonl = "jsonl"
+    parquet = "parquet"
 
 
 def note(text: str) -> None:

@@ -380,6 +380,43 @@ class ScoreTiers(Tiered):
         """Score games: the margin the side to move gets when the game ends at `position`."""
 
 
+@dataclass(frozen=True)
+class BoardColumns:
+    """How a game writes its positions as columns of small integers, and how its position text
+    is made of them (exports at table scale: tables/rows.py, cext/rows.pyx): the counts (pits,
+    cells) in the order the text writes them, grouped into the text's '/'-separated ranks
+    (one digit a count while every count of the position is below 10, else commas between the
+    counts of a rank, as solver/games/notation.py's format_grid), then the fields after a
+    space each: a code a field, its text the code's entry in `alphabet` (the side to move
+    first).  An entry "-" is a field's "none" (a Parquet export writes it as null)."""
+    #: the name of each count's column, in the text's order; unique ignoring case (DuckDB)
+    counts: tuple[str, ...]
+    #: how many counts each rank of the text holds, top first
+    ranks: tuple[int, ...]
+    #: (column name, texts of its codes) of each field after the counts
+    fields: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+class Columnar(Capability):
+    """Stored positions as columns, a block at a time, with no Python call a position: what
+    `export` writes at the size of the tables (CSV, JSON lines and Parquet)."""
+    purpose = "positions as columns of small integers"
+
+    @abstractmethod
+    def board_columns(self) -> BoardColumns:
+        """The columns of this board's positions and how its text is made of them."""
+
+    @abstractmethod
+    def stored_columns(self, tier: int, start: int, stop: int, keys: np.ndarray | None = None,
+                       every_orientation: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(counts, fields, owners) of the rows an export writes for the stored positions
+        start..stop-1 of `tier` (of `keys`, packed positions, where the table is keyed): each
+        position's images (`images`, or `orientations` with `every_orientation`) in order,
+        itself first, as `export` writes them.  counts: uint8 (rows, len(counts)) in the text's
+        order; fields: uint8 (rows, len(fields)); owners: int64 (rows,), the stored position
+        (0..stop-start-1) whose record each row's value is."""
+
+
 class Drawable(Capability):
     """Pictures of positions (show, play and the web explorer draw them)."""
     purpose = "pictures of positions"

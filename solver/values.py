@@ -231,6 +231,12 @@ class ValueKind:
         """Export columns of a block of records: values and remoteness (None: endless)."""
         raise NotImplementedError
 
+    def column_arrays(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple | None]:
+        """`columns` as arrays, for exports at table scale: (values as int32, remoteness as
+        int32 with -1 for none, the text of each value code -- or None where the values are
+        numbers, margins)."""
+        raise NotImplementedError
+
     def expected(self, game, position, child_record: ChildRecord):
         """The value `position` must have, given the records of its children (`check`)."""
         raise NotImplementedError
@@ -274,6 +280,12 @@ class WinLoss(ValueKind):
     def columns(self, records: np.ndarray) -> tuple[list, list]:
         names = np.array([OUTCOME_NAMES.get(code, "unsolved") for code in range(_OUTCOME_MASK + 1)])
         return names[records & _OUTCOME_MASK].tolist(), (records >> _OUTCOME_BITS).tolist()
+
+    def column_arrays(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple | None]:
+        records = np.asarray(records)
+        texts = tuple(OUTCOME_NAMES.get(code, "unsolved") for code in range(_OUTCOME_MASK + 1))
+        return ((records & _OUTCOME_MASK).astype(np.int32),
+                (records >> _OUTCOME_BITS).astype(np.int32), texts)
 
     def expected(self, game, position, child_record: ChildRecord) -> Value:
         outcome = game.outcome(position)
@@ -379,6 +391,11 @@ class MarginKind(ValueKind):
         """Of full records."""
         margins, rems, _ = self._split(records)
         return margins.tolist(), [None if r < 0 else r for r in rems.tolist()]
+
+    def column_arrays(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple | None]:
+        """Of full records."""
+        margins, rems, _ = self._split(np.asarray(records))
+        return margins.astype(np.int32), rems.astype(np.int32), None
 
     def expected(self, game, position, child_record: ChildRecord) -> Margin:
         """The margin and remoteness a score position must have given its children's records.

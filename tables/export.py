@@ -44,6 +44,7 @@ import numpy as np
 
 from ..solver.contract import Game
 from ..solver.errors import BadParameters, quote
+from .rows import columnar as rows_columnar
 from .store import Table
 
 Progress = Callable[[int, str], ContextManager]
@@ -84,11 +85,14 @@ class Terminated(BaseException):
 
 
 def export(table: Table, out: str, fmt: str, max_stones: int | None,
-           progress: Progress | None = None, every_orientation: bool = False) -> int:
+           progress: Progress | None = None, every_orientation: bool = False,
+           threads: int | None = None) -> int:
     """Write every stored position (with its images: positions sharing its record) with value
     and remoteness to `out` (see the module's docstring for where rows go); returns rows.
 
-    `max_stones` keeps the positions with at most that many stones (discs, seeds) on the board."""
+    `max_stones` keeps the positions with at most that many stones (discs, seeds) on the board.
+    Where the game gives its positions as columns (every game of sowsolve), the rows are made
+    in compiled code on `threads` threads (None: every core), a block at a time."""
     if fmt not in FORMATS:
         raise BadParameters(f"--format must be csv or jsonl, not {quote(fmt, 20)}")
     game = table.game
@@ -99,6 +103,9 @@ def export(table: Table, out: str, fmt: str, max_stones: int | None,
             rows = 0
             if fmt == "csv":
                 sink.write(",".join(CSV_HEADER) + "\n")
+            if rows_columnar(table):
+                return rows + _export_columns(table, tiers, sink, fmt, progress, every_orientation,
+                                              threads, stop)
             for tier in tiers:
                 bar = progress(table.tier_size(tier), f"export tier {tier}") if progress else None
                 try:
@@ -119,6 +126,44 @@ def export(table: Table, out: str, fmt: str, max_stones: int | None,
                         bar.close()
             stop.check()
     return rows
+
+
+def _export_columns(table: Table, tiers: list[int], sink: "_Sink", fmt: str,
+                    progress: Progress | None, every_orientation: bool, threads: int | None,
+                    stop: "_Stop") -> int:
+    """The rows of every tier, a block at a time, formatted in compiled code on a pool of
+    threads (in order), written by this one."""
+    import concurrent.futures
+    from ..cext import rows as compiled
+    from ..solver.tiers import default_threads
+    from . import rows as tabular
+    layout = table.game.board_columns()
+    texts = tabular.value_texts(table)
+    mode = compiled.CSV if fmt == "csv" else compiled.JSONL
+    written = 0
+
+    def job(tier, first, records, keys):
+        def run():
+            block = tabular.block_rows(table, tier, first, records, keys, every_orientation)
+            return records.size, block.counts.shape[0], tabular.text_rows(layout, block, texts, mode)
+        return run
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, threads or default_threads())) as pool:
+        for tier in tiers:
+            bar = progress(table.tier_size(tier), f"export tier {tier}") if progress else None
+            try:
+                jobs = (job(tier, first, records, keys)
+                        for first, records, keys in tabular.blocks(table, tier))
+                for size, count, data in tabular.ordered(pool, jobs):
+                    sink.write_bytes(data)
+                    written += count
+                    if bar is not None:
+                        bar.update(size)
+                    stop.check()
+            finally:
+                if bar is not None:
+                    bar.close()
+    return written
 
 
 def format_block(game, positions: list, records: np.ndarray, fmt: str,
@@ -266,6 +311,24 @@ class _Sink:
                 data = memoryview(text.encode("utf-8"))
                 while data:
                     data = data[os.write(self.fd, data):]
+        except OSError as exc:
+            raise _output_error(exc, self.out) from None
+
+    def write_bytes(self, data: bytes) -> None:
+        """Rows already encoded (ASCII): written as they are."""
+        if self.file is not None and not hasattr(self.file, "buffer"):
+            self.write(data.decode("ascii"))
+            return
+        try:
+            with self.stop.immediately():
+                if self.file is not None:
+                    self.file.flush()
+                    self.file.buffer.write(data)
+                    self.file.buffer.flush()
+                    return
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self.fd, view):]
         except OSError as exc:
             raise _output_error(exc, self.out) from None
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import string
 from typing import NamedTuple
 
-from ...contract import (Compiled, DenseIndex, Drawable, Evaluation, Game, Playable, Provable,
-                        Rates, Unmoves)
+import numpy as np
+
+from ...contract import (BoardColumns, Columnar, Compiled, DenseIndex, Drawable, Evaluation, Game, Playable, Provable, Rates, Unmoves)
 from ...drawing import Picture, Region, Spot
 from ....cext import diffusion as _diffusion
 from ...errors import BadParameters, BadPosition, quote
@@ -32,7 +33,7 @@ class Position(NamedTuple):
     side: str            # 'A' or 'B'
 
 
-class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable, Provable):
+class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable, Provable, Columnar):
     """Diffusion on 2 rows of `cols` pits with `stones` per pit at the start."""
 
     sides = ("A", "B")
@@ -269,6 +270,22 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable, Provabl
 
     def _other(self, side: str) -> str:
         return "B" if side == "A" else "A"
+
+    # --- columns (export at table scale) ------------------------------------------------
+    def board_columns(self) -> BoardColumns:
+        return BoardColumns(tuple(f"pit_{name}" for name in self.pit_names), (self.cols, self.cols),
+                            (("side", ("A", "B")),))
+
+    def stored_columns(self, tier, start, stop, keys=None, every_orientation=False):
+        """Each stored position (A to move) and its turn (B to move): `images`."""
+        boards = np.asarray(self.kernel().unrank_range(tier, start, stop), dtype=np.uint8)
+        n = len(boards)
+        counts = np.empty((2 * n, self.npits), dtype=np.uint8)
+        counts[0::2] = boards
+        counts[1::2] = boards[:, ::-1]               # the 180-degree turn
+        fields = np.zeros((2 * n, 1), dtype=np.uint8)
+        fields[1::2, 0] = 1
+        return counts, fields, np.repeat(np.arange(n, dtype=np.int64), 2)
 
     # --- play layer (the analysis engine) ----------------------------------------------
     # From the side to move, who wins when its own block empties: stones in the other block

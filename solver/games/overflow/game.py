@@ -13,8 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...contract import (Compiled, DenseIndex, Drawable, Evaluation, Game, KeyedIndex, Playable,
-                         Provable, Rates)
+from ...contract import (BoardColumns, Columnar, Compiled, DenseIndex, Drawable, Evaluation, Game, KeyedIndex, Playable, Provable, Rates)
 from ...drawing import Picture, Spot
 from ....cext import overflow as _overflow
 from ...errors import BadMove, BadParameters, BadPosition, quote
@@ -34,7 +33,7 @@ class Position(NamedTuple):
     side: str            # 'L' or 'D'
 
 
-class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable, Provable):
+class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable, Provable, Columnar):
     """Overflow on `rows` ranks of `cols` files, one disc per cell at the start."""
     pieces = "discs"
     sides = ("L", "D")
@@ -258,6 +257,44 @@ class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable, Provable):
             if image not in found:
                 found.append(image)
         return found
+
+    # --- columns (export at table scale) ------------------------------------------------
+    def _text_cells(self) -> list[int]:
+        """The cells in the order the text writes them: ranks top first, files left to right."""
+        return [k * self.cols + f for k in reversed(range(self.rows)) for f in range(self.cols)]
+
+    def board_columns(self) -> BoardColumns:
+        return BoardColumns(tuple(self.cell_name(c) for c in self._text_cells()),
+                            (self.cols,) * self.rows, (("side", ("L", "D")),))
+
+    def stored_columns(self, tier, start, stop, keys=None, every_orientation=False):
+        """The stored positions (of `keys`, or of a dense tier), with `every_orientation` each
+        one's distinct images under the board's symmetries (`orientations`)."""
+        if keys is not None:
+            heights, sides = self.board_kernel().unpack_many(np.ascontiguousarray(keys, dtype=np.uint64))
+        else:
+            heights, sides = self.kernel().unrank_range(int(tier), start, stop)
+        heights, sides = np.asarray(heights, dtype=np.uint8), np.asarray(sides, dtype=np.uint8)
+        n = len(heights)
+        order = self._text_cells()
+        if not every_orientation or type(self).orientations is not Overflow.orientations:
+            return (np.ascontiguousarray(heights[:, order]), sides.reshape(n, 1).copy(),
+                    np.arange(n, dtype=np.int64))
+        images, image_sides = [], []
+        for cells, swaps in self.symmetries():
+            inverse = np.empty(self.ncells, dtype=np.int64)
+            inverse[np.asarray(cells)] = np.arange(self.ncells)
+            images.append(heights[:, inverse])              # heights[target] = heights[cell]
+            image_sides.append(1 - sides if swaps else sides)
+        images, image_sides = np.stack(images, axis=1), np.stack(image_sides, axis=1)
+        keep = np.ones(image_sides.shape, dtype=bool)       # the first of equal images
+        for j in range(1, images.shape[1]):
+            for i in range(j):
+                same = (images[:, j] == images[:, i]).all(axis=1) & (image_sides[:, j] == image_sides[:, i])
+                keep[:, j] &= ~same
+        owners = np.repeat(np.arange(n, dtype=np.int64), images.shape[1])[keep.ravel()]
+        counts = images.reshape(-1, self.ncells)[keep.ravel()][:, order]
+        return (np.ascontiguousarray(counts), image_sides.reshape(-1, 1)[keep.ravel()].copy(), owners)
 
     def picture(self, position: Position) -> Picture:
         """The checkered houses (a1 dark) with each stack's height; a move is an arrow from

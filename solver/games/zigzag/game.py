@@ -11,8 +11,9 @@ import re
 import string
 from typing import NamedTuple
 
-from ...contract import (Compiled, DenseIndex, Drawable, Evaluation, Game, Playable, Rates,
-                        ScoreTiers)
+import numpy as np
+
+from ...contract import (BoardColumns, Columnar, Compiled, DenseIndex, Drawable, Evaluation, Game, Playable, Rates, ScoreTiers)
 from ...drawing import Picture, Region, Spot
 from ....cext import zigzag as _zigzag
 from ...kernels import run_stoppable
@@ -40,7 +41,7 @@ class Turn(NamedTuple):
     ko: int | None
 
 
-class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable):
+class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable, Columnar):
     """Zig Zag on 2 rows of `cols` pits (cols even) with `stones` seeds per pit at the start."""
     pieces = "seeds"
     sides = ("p", "P")
@@ -448,6 +449,39 @@ class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable):
 
     def play_move(self, position: Position, code: int) -> int:
         return int(code)
+
+    # --- columns (export at table scale) ------------------------------------------------
+    def board_columns(self) -> BoardColumns:
+        n = self.cols
+        return BoardColumns(tuple(f"top_{name}" for name in self.pit_names[:n])
+                            + tuple(f"bottom_{name}" for name in self.pit_names[n:]), (n, n),
+                            (("side", ("P", "p")), ("ko", ("-",) + tuple(self.pit_names)),
+                             ("last_capturer", ("-", "P", "p"))))
+
+    def stored_columns(self, tier, start, stop, keys=None, every_orientation=False):
+        """Each stored position and, where someone has captured, its half-turn with the
+        players swapped (`images`)."""
+        seeds, c = divmod(tier, 3)
+        boards, sides, kos = _zigzag.unrank_range(self.kernel(), seeds, start, stop)
+        boards = np.asarray(boards, dtype=np.uint8)
+        n = len(boards)
+        fields = np.empty((n, 3), dtype=np.uint8)
+        fields[:, 0] = np.asarray(sides, dtype=np.uint8)
+        kos = np.asarray(kos, dtype=np.int64)
+        fields[:, 1] = np.where(kos < 0, 0, kos + 1)
+        fields[:, 2] = c
+        if self.CAPTURERS[c] is None:
+            return boards, fields, np.arange(n, dtype=np.int64)
+        counts = np.empty((2 * n, self.npits), dtype=np.uint8)
+        counts[0::2] = boards
+        counts[1::2] = boards[:, ::-1]
+        turned = fields.copy()
+        turned[:, 0] = 1 - fields[:, 0]
+        turned[:, 1] = np.where(kos < 0, 0, self.npits - kos)     # turned_move(ko) + 1
+        turned[:, 2] = 3 - c                                        # P <-> p
+        both = np.empty((2 * n, 3), dtype=np.uint8)
+        both[0::2], both[1::2] = fields, turned
+        return counts, both, np.repeat(np.arange(n, dtype=np.int64), 2)
 
     def stored_positions(self, tier: int, start: int, stop: int) -> list[Position]:
         seeds, c = divmod(tier, 3)
