@@ -13,3 +13,6 @@ def format_rows(counts: npt.NDArray[np.uint8], ranks: Sequence[int], fields: npt
                 values: npt.NDArray[np.int32], remoteness: npt.NDArray[np.int32],
                 value_texts: Sequence[str] | None, mode: int) -> bytearray | tuple[npt.NDArray[np.int32], bytearray]:
     """CSV lines, JSON lines, or (TEXT) the position texts with their offsets."""
+
+def grouped_columns(rows: npt.NDArray[np.uint8], images: int) -> npt.NDArray[np.uint8]:
+    """Columns x rows, each position's first rows first, then its second rows, ..."""

@@ -211,3 +211,23 @@ def format_rows(const uint8_t[:, ::1] counts, ranks, const uint8_t[:, ::1] field
     if mode == TEXT:
         return offsets, out
     return out
+
+
+def grouped_columns(const uint8_t[:, ::1] rows, int images):
+    """Column by column (columns x rows), the rows of positions that have `images` rows each,
+    in turn (a position's rows consecutive, as an export writes them) regrouped: every
+    position's first row, then every second row, and so on (runs of one side to move, which a
+    Parquet column compresses better).  `rows` must hold a whole number of positions."""
+    cdef Py_ssize_t n = rows.shape[0], width = rows.shape[1], m, j, c
+    cdef int image
+    if images < 1 or n % images:
+        raise ValueError(f"{n} rows are no whole number of positions of {images} rows")
+    m = n // images
+    out = np.empty((width, n), dtype=np.uint8)
+    cdef uint8_t[:, ::1] o = out
+    with nogil:
+        for c in range(width):              # each column written in order, read in strides
+            for image in range(images):
+                for j in range(m):
+                    o[c, image * m + j] = rows[j * images + image, c]
+    return out

@@ -3,8 +3,8 @@ a tier, for data tools that query it in place (DuckDB, Polars, pandas) -- docs/e
 
 Columns (each a small integer, or a dictionary of short strings): `position` (the position's
 text; `text=False` leaves it out), one column a pit or cell in the order the text writes
-them, the fields after the counts (`side`; Zig Zag's `ko` and `last_capturer`, null where
-the text writes "-"), `stones` on the board, `value` (win/loss/draw, or the margin) and
+them, the fields after the counts (`side`, and a game's others, null where the text writes
+"-"), `stones` on the board, `value` (win/loss/draw, or the margin) and
 `remoteness` (null where play never ends).  Each file's metadata (key "sowsolve") names the
 game, the board, the table it came from (its file name and the SHA-256 of its metadata and of
 the tier's records) and how the text is made of the columns.
@@ -12,7 +12,7 @@ the tier's records) and how the text is made of the columns.
 Whole or not at all: the files are written into a hidden folder beside DIR
 (`.DIR.sowsolve-partial`), each tier's file renamed into place there once complete, and the
 folder renamed to DIR only once every tier and the manifest (`sowsolve-export.json`) are
-written and synced.  A killed export leaves that hidden folder; the same command resumes it
+written and synced (the manifest, `_sowsolve-export.json`, last).  A killed export leaves that hidden folder; the same command resumes it
 (the tiers already written are kept), any other removes it.  DIR is never written over unless
 `force`, and never when it holds anything but a previous export.
 """
@@ -40,7 +40,8 @@ from .format import dump_json
 
 Progress = Callable[[int, str], ContextManager]
 
-MANIFEST = "sowsolve-export.json"
+#: its name starts with "_": dataset readers (pyarrow, pandas, Spark) leave such files out
+MANIFEST = "_sowsolve-export.json"
 PARTIAL = ".sowsolve-partial"
 #: what the manifest's "format" says (a folder with another is no export of ours)
 FORMAT = "sowsolve parquet export"
@@ -48,7 +49,13 @@ FORMAT_VERSION = 1
 #: rows gathered into one row group (a block of records is a few hundred thousand rows)
 ROW_GROUP_ROWS = 1 << 20
 COMPRESSION = "zstd"
-COMPRESSION_LEVEL = 3
+#: level 1: of the writer's time, encoding takes the most; level 3 saved 4% of the bytes for a
+#: quarter more time (bench/results/export-standard.json has the whole table)
+COMPRESSION_LEVEL = 1
+#: the columns written with dictionaries (the counts' plain bytes compress as well, faster)
+DICTIONARY_COLUMNS = ["position", "side", "ko", "last_capturer", "value"]
+#: the columns whose row groups carry their minimum and maximum, for a reader's filters
+STATISTICS_COLUMNS = ["stones", "side", "value", "remoteness"]
 
 
 def pyarrow_modules():
@@ -312,25 +319,32 @@ def _write_tier(pa, pq, table, tier: int, layout, folder: str, text: bool, every
     name = tier_file(tier)
     temporary = os.path.join(folder, name + ".tmp")
     value_texts = tabular.value_texts(table)
+    # the values a finished table of the game can hold: win and loss (and draw where the
+    # rules allow one), never "unsolved"
+    values_kept = (None if value_texts is None else
+                   [t for t in ("win", "loss", "draw") if t in value_texts
+                    and (t != "draw" or game.can_draw)])
     digest = hashlib.sha256()
     schema = _schema(pa, layout, value_texts, text)
     note = {"game": game.name, "parameters": game.parameters(), "description": game.describe(),
             "tier": tier, "tier_name": game.tier_name(tier), "stones": game.tier_stones(tier),
             "table_file": os.path.basename(table.path), "table_metadata_sha256": table_identity(table),
             "counts": list(layout.counts), "ranks": list(layout.ranks),
-            "fields": {field: list(alphabet) for field, alphabet in layout.fields},
+            "fields": [[field, list(alphabet)] for field, alphabet in layout.fields],
             "value_kind": game.value_kind.name, "every_orientation": every_orientation}
     rows = 0
     pending: list = []
     pending_rows = 0
     writer = pq.ParquetWriter(temporary, schema, compression=COMPRESSION,
-                              compression_level=COMPRESSION_LEVEL)
+                              compression_level=COMPRESSION_LEVEL,
+                              use_dictionary=DICTIONARY_COLUMNS, write_statistics=STATISTICS_COLUMNS)
     try:
         for first, records, keys in tabular.blocks(table, tier, digest):
             if stop.signum is not None:
                 raise KeyboardInterrupt
             block = tabular.block_rows(table, tier, first, records, keys, every_orientation)
-            batch = _batch(pa, schema, layout, block, value_texts, game.tier_stones(tier), text)
+            batch = _batch(pa, schema, layout, block, value_texts, game.tier_stones(tier), text,
+                           values_kept)
             pending.append(batch)
             pending_rows += batch.num_rows
             rows += batch.num_rows
@@ -372,17 +386,50 @@ def _schema(pa, layout, value_texts, text: bool):
     return pa.schema(fields)
 
 
-def _batch(pa, schema, layout, block: tabular.BlockRows, value_texts, stones: int, text: bool):
+def _dictionary(pa, codes: np.ndarray, texts, nulls: set, kept=None):
+    """Codes of `texts` as a dictionary column: only the texts in `kept` (all but `nulls`
+    where not given) make its dictionary, in their order; a code of a text in `nulls` is null
+    (a dictionary holds no text that no row can have: pandas shows each as a category)."""
+    kept = [t for t in texts if t not in nulls] if kept is None else list(kept)
+    lookup = np.full(len(texts), -1, dtype=np.int8)
+    for i, t in enumerate(texts):
+        if t in kept:
+            lookup[i] = kept.index(t)
+    indices = lookup[codes]
+    missing = indices < 0
+    if missing.any() and not all(texts[c] in nulls for c in np.unique(np.asarray(codes)[missing])):
+        raise ValueError(f"a record holds {texts[int(np.asarray(codes)[missing][0])]!r}, which a "
+                         f"finished table has none of")
+    return pa.DictionaryArray.from_arrays(pa.array(indices, mask=missing if missing.any() else None),
+                                          pa.array(kept, pa.string()))
+
+
+def _batch(pa, schema, layout, block: tabular.BlockRows, value_texts, stones: int, text: bool,
+           values_kept=None):
     """A block's rows as a record batch: every stored position's rows in the order export
     writes them, images after originals (runs of one side to move compress better)."""
     owners = block.owners
-    n = owners.size
-    # each row's rank among its position's rows: the originals first, then the images
-    rank = np.arange(n, dtype=np.int64) - np.searchsorted(owners, owners, side="left")
-    order = np.argsort(rank, kind="stable") if n and rank.max() > 0 else None
+    n, m = owners.size, block.values.size
     counts, fields = block.counts, block.fields
-    if order is not None:
-        counts, fields, owners = counts[order], fields[order], owners[order]
+    images = n // m if m and n % m == 0 else 0
+    if images and np.array_equal(owners[::images], np.arange(m)) and \
+            np.array_equal(owners[images - 1::images], np.arange(m)):
+        # every position has as many rows (owners sorted, each run as long): regrouped in
+        # compiled code, a position's first rows, then its second rows
+        count_columns = _rows.grouped_columns(counts, images)
+        field_columns = _rows.grouped_columns(fields, images)
+        owners = np.tile(np.arange(m, dtype=np.int64), images)
+        if text:
+            counts = np.ascontiguousarray(count_columns.T)
+            fields = np.ascontiguousarray(field_columns.T)
+    else:
+        # each row's rank among its position's rows: the originals first, then the images
+        rank = np.arange(n, dtype=np.int64) - np.searchsorted(owners, owners, side="left")
+        order = np.argsort(rank, kind="stable") if n and rank.max() > 0 else None
+        if order is not None:
+            counts, fields, owners = counts[order], fields[order], owners[order]
+        count_columns = np.ascontiguousarray(counts.T)
+        field_columns = np.ascontiguousarray(fields.T)
     columns = []
     if text:
         offsets, data = _rows.format_rows(np.ascontiguousarray(counts), layout.ranks,
@@ -390,20 +437,18 @@ def _batch(pa, schema, layout, block: tabular.BlockRows, value_texts, stones: in
                                           [a for _, a in layout.fields], owners, block.values,
                                           block.remoteness, value_texts, _rows.TEXT)
         columns.append(pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data)))
-    by_column = np.ascontiguousarray(counts.T)
-    columns += [pa.array(by_column[j], type=pa.uint8()) for j in range(by_column.shape[0])]
+    # untyped: a numpy array's own type is taken as it is (typed, pyarrow converts value by value)
+    columns += [pa.array(count_columns[j]) for j in range(count_columns.shape[0])]
     for j, (_, alphabet) in enumerate(layout.fields):
-        codes = fields[:, j].astype(np.int8)
-        none = alphabet.index("-") if "-" in alphabet else None
-        indices = pa.array(codes, mask=(codes == none) if none is not None else None, type=pa.int8())
-        columns.append(pa.DictionaryArray.from_arrays(indices, pa.array(list(alphabet), pa.string())))
+        columns.append(_dictionary(pa, field_columns[j], alphabet, {"-"}))
     columns.append(pa.array(np.full(n, stones, dtype=np.uint16)))
     values = block.values[owners]
     if value_texts is None:
         columns.append(pa.array(values.astype(np.int16)))
     else:
-        columns.append(pa.DictionaryArray.from_arrays(pa.array(values.astype(np.int8)),
-                                                      pa.array(list(value_texts), pa.string())))
+        columns.append(_dictionary(pa, values, value_texts, set(), kept=values_kept))
     rems = block.remoteness[owners]
-    columns.append(pa.array(np.clip(rems, 0, None).astype(np.uint16), mask=rems < 0))
+    endless = rems < 0
+    columns.append(pa.array(np.where(endless, 0, rems).astype(np.uint16),
+                            mask=endless if endless.any() else None))
     return pa.RecordBatch.from_arrays(columns, schema=schema)

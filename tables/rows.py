@@ -3,8 +3,8 @@ columns (the game's `Columnar` hooks, compiled), made into CSV or JSON lines by 
 row writer (cext/rows.pyx) or into Parquet columns (tables/parquet.py) -- no Python call a
 row, and the blocks of a tier on every core.
 
-Why: a standard Diffusion table holds 2,175,504,513 positions a side to move; written a
-position at a time through Python (format_position, the csv module) it took hours.
+Why: the largest tables hold billions of positions; written a position at a time through
+Python (format_position, the csv module), such a table took hours.
 """
 from __future__ import annotations
 
