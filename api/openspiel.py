@@ -553,7 +553,8 @@ class EngineBot(pyspiel.Bot):
         self._board = _board_of_game(game)
         self.seconds, self.nodes, self.threads = check_budget(seconds, nodes, threads, None, 0)
         tables = check_tables(tables)
-        self.analyser = Analyser(self._board.game, tables, hash_bytes=hash_bytes)
+        # the transposition table kept from move to move, as `sowsolve engine` keeps it
+        self.analyser = Analyser(self._board.game, tables, hash_bytes=hash_bytes, keep_table=True)
         self.tables = [t for t in tables if _same_board(t, self._board)]
 
     def step(self, state) -> int:
@@ -564,7 +565,9 @@ class EngineBot(pyspiel.Bot):
             if answer is not None:
                 break
         else:
-            answer = self.analyser.analyse(position, self.seconds, self.nodes, self.threads)
+            # the best move alone, fully searched (as `go` asks): a player needs no other value
+            answer = self.analyser.analyse(position, self.seconds, self.nodes, self.threads,
+                                           multipv=1)
         best = answer["best"][0] if answer["best"] else answer["moves"][0]["move"]
         return node.action_of(best)
 
