@@ -92,7 +92,7 @@ def test_a_kept_tier_is_mapped_privately_and_no_file_names_it(tmp_path, every_ar
                                      np.zeros(0, np.uint64))
     with LowerTiers(str(tmp_path / "t.sqlite")) as kept:
         mapped = kept.keep(game, tier, data)
-        assert os.listdir(kept.directory) == []         # unlinked: nothing can truncate it
+        assert os.listdir(kept.directory) == [".lock"]  # unlinked: nothing can truncate it
         assert oct(os.stat(kept.directory).st_mode & 0o777) == oct(0o700)
         assert isinstance(mapped.records, np.memmap) and mapped.records.mode == "c"
         assert np.array_equal(mapped.records, data.records)
@@ -179,3 +179,35 @@ def test_a_worker_s_lower_tiers_leave_no_file_even_when_it_is_killed(tmp_path):
     assert done.returncode == -9, done.stderr
     assert done.stdout.strip() == "[]"
     assert os.listdir(tmp_path) == []
+
+
+def test_a_killed_solves_private_directory_is_removed_by_the_next(tmp_path):
+    """A solve killed with SIGKILL leaves its empty private directory; the next solve beside
+    the table removes it -- and never a running solve's (its lock is held)."""
+    import fcntl
+    import subprocess
+    import sys
+    import time
+    table = tmp_path / "t.sqlite"
+    script = ("import sys, time; from sowsolve.solver.lower import LowerTiers; "
+              f"LowerTiers(beside={str(table)!r}); print('ready', flush=True); time.sleep(60)")
+    dead = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert dead.stdout.readline().strip() == "ready"
+    dead.kill()
+    dead.wait()
+    left = leftovers(tmp_path)
+    assert len(left) == 1                                    # what SIGKILL leaves
+    old = tmp_path / ".sowsolve-lower-beforelocks"            # a dead solve of before the locks
+    old.mkdir()
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    running = tmp_path / ".sowsolve-lower-running"            # a live solve's: its lock held
+    running.mkdir()
+    held = os.open(running / ".lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        with lower_tiers.LowerTiers(beside=str(table)) as mine:
+            assert sorted(leftovers(tmp_path)) == sorted([".sowsolve-lower-running",
+                                                          os.path.basename(mine.directory)])
+        assert leftovers(tmp_path) == [".sowsolve-lower-running"]
+    finally:
+        os.close(held)
