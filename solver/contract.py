@@ -194,7 +194,8 @@ class Game(ABC):
         for move in self.legal_moves(position):
             if self.format_move(move) == text.strip():
                 return move
-        raise BadMove(f"{text!r} is not a legal move in {self.format_position(position)}")
+        from .games.notation import illegal_move
+        raise illegal_move(self, position, text)
 
     # --- play layer (optional: the analysis engine, tables/analysis.py) ------------------
     #: the engine's evaluation (None: the game offers no play layer)

@@ -112,7 +112,7 @@ def test_bad_moves_are_refused():
     position = STANDARD.parse_position("000444/100444 A")
     with pytest.raises(BadMove, match="not a legal move"):
         STANDARD.parse_move(position, "F")
-    with pytest.raises(BadMove, match="names no pit"):
+    with pytest.raises(BadMove, match="'Z' is not a legal move in 000444/100444 A; legal: "):
         STANDARD.parse_move(position, "Z")
 
 
@@ -182,3 +182,22 @@ def test_small_solved_vectors_equal_brute_force(variant, entry):
     for move, expected in entry.get("moves", {}).items():
         found = dict(zip(("value", "remoteness"), moves[move]))
         assert {key: found[key] for key in expected} == expected, move
+
+
+def test_an_illegal_move_is_said_alike_in_every_game():
+    """One sentence in every game: the move as typed, the position, and the legal moves where
+    they are few (else how many, and how a move is written)."""
+    from sowsolve.solver.games import make_game
+    for name, board, typed in (("diffusion", {"cols": 4, "stones": 1}, "Z"), ("zigzag", {}, "q"),
+                               ("overflow", {"size": "3x3"}, "a9")):
+        game = make_game(name, **board)
+        start = game.initial()
+        legal = [game.format_move(m) for m in game.legal_moves(start)]
+        with pytest.raises(BadMove) as caught:
+            game.parse_move(start, typed)
+        sentence = str(caught.value)
+        assert sentence.startswith(f"{typed!r} is not a legal move in {game.format_position(start)}; ")
+        if len(legal) <= 12:
+            assert sentence.endswith("legal: " + " ".join(legal))
+        else:
+            assert sentence.endswith(f"{len(legal)} moves are legal, written like b2-c3")

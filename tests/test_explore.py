@@ -231,7 +231,8 @@ def test_play_undo_hint_quit_and_bad_moves(tables):
     run = subprocess.run([sys.executable, "-c", "from sowsolve.cli.entry import main; main()", "play", "--table", str(tables["d21"]),
                           "--position", "11/11 A"], input=steps, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    assert "names no pit" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert "'Z' is not a legal move in 11/11 A; legal: " in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
     assert "  C  win 3" in run.stdout                       # the hint
     assert run.stdout.count("position: 11/11 A") == 2       # back after undo
     assert run.stdout.rstrip().endswith("game left unfinished")
@@ -282,7 +283,7 @@ def test_the_api_answers_bad_input_with_400_and_one_sentence(client, params, fra
 
 def test_a_bad_move_is_400(client):
     answer = client.get("/api/play", params={"position": "11/11 A", "move": "Q", "table": "d21.sqlite"})
-    assert answer.status_code == 400 and "names no pit" in answer.json()["error"]
+    assert answer.status_code == 400 and "'Q' is not a legal move" in answer.json()["error"]
 
 
 def test_serve_refuses_bad_options_in_one_sentence(tables, tmp_path):

@@ -42,13 +42,31 @@ def parse_grid(text: str, grid: str, nrows: int, ncols: int, row_names: Sequence
     return result
 
 
+#: an illegal move's sentence lists the legal moves where there are at most this many
+LISTED_MOVES = 12
+
+
+def illegal_move(game, position, text: str, example: str | None = None) -> BadMove:
+    """The one sentence of every game for a move that is not legal: the move as typed, the
+    position, and the legal moves where they are few (else how many there are and, where given,
+    how a move is written)."""
+    moves = [game.format_move(m) for m in game.legal_moves(position)]
+    if not moves:
+        legal = "the game is over: no move is legal"
+    elif len(moves) <= LISTED_MOVES:
+        legal = f"legal: {' '.join(moves)}"
+    else:
+        legal = f"{len(moves)} moves are legal" + (f", written like {example}" if example else "")
+    return BadMove(f"{quote(text)} is not a legal move in {game.format_position(position)}; {legal}")
+
+
 def parse_pit_move(game, position, name: str, text: str) -> int:
     """The legal move that lifts the pit called `name` (as the game spells pit names)."""
     if name not in game.pit_names:
-        raise BadMove(f"{quote(text)} names no pit; pits are {' '.join(sorted(game.pit_names))}")
+        raise illegal_move(game, position, text)
     pit = game.pit_names.index(name)
     if pit not in game.legal_moves(position):
-        raise BadMove(f"{name} is not a legal move in {game.format_position(position)}")
+        raise illegal_move(game, position, text)
     return pit
 
 

@@ -18,7 +18,8 @@ from ...drawing import Picture, Spot
 from ....cext import overflow as _overflow
 from ...errors import BadMove, BadParameters, BadPosition, quote
 from ...params import GRID, Parameter
-from ..notation import check_side, format_grid, grid_of, parse_grid, side_is, split_fields
+from ..notation import (check_side, format_grid, grid_of, illegal_move, parse_grid, side_is,
+                        split_fields)
 
 # (file step, rank step): E, NE, N, NW, W, SW, S, SE
 DIRECTIONS = [(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]
@@ -323,8 +324,7 @@ class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable, Provable, Columna
         for move in self.legal_moves(position):
             if self.format_move(move) == text.strip().lower():
                 return move
-        raise BadMove(f"{quote(text)} is not a legal move in {self.format_position(position)} "
-                      f"(moves are written like b2-c3)")
+        raise illegal_move(self, position, text, "b2-c3")
 
     def format_position(self, position: Position) -> str:
         ranks = [position.heights[k * self.cols:(k + 1) * self.cols] for k in reversed(range(self.rows))]
