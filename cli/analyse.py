@@ -129,6 +129,10 @@ def analyse(
     leaf_memory: str = typer.Option("1G", "--leaf-memory", metavar="SIZE", help="At most this "
                                     "much of the tables is read into memory for the leaves "
                                     "(tiers with the fewest stones first)."),
+    top: Optional[int] = typer.Option(None, "--top", **WHOLE, help="Text: show the K best "
+                                      "moves and count the rest in one line; left out, every "
+                                      "move with a value (a Monte Carlo search counts the moves "
+                                      "no playout tried).  --json keeps every move."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ):
     """Value of a position and of every legal move, best first, and the best line.
@@ -145,6 +149,8 @@ def analyse(
     """
     live = LiveLine()
     with clear_errors(), stop_on_terminate():
+        if top is not None and top < 1:
+            raise BadParameters(f"--top must be 1 or more, not {top}")
         hash_bytes = parse_memory(memory, "--hash", allow_zero=False)
         leaf_bytes = parse_memory(leaf_memory, "--leaf-memory", allow_zero=True)
         threads = default_threads() if threads is None or threads == 0 else threads
@@ -164,18 +170,17 @@ def analyse(
                                           on_status=live)
             except analysis.Interrupted as stop:
                 live.clear()
-                _print(stop.result, as_json)
+                _print(stop.result, as_json, top)
                 raise KeyboardInterrupt("interrupted: the best found so far is above") from None
         finally:
             for t in opened:
                 t.close()
         live.clear()
-        _print(result, as_json)
+        _print(result, as_json, top)
 
 
-def _print(result: dict, as_json: bool) -> None:
+def _print(result: dict, as_json: bool, top: int | None = None) -> None:
     if as_json:
         emit_json(result)
     else:
-        typer.echo(render.analyse_text(result))
-
+        typer.echo(render.analyse_text(result, top))

@@ -292,9 +292,12 @@ def refusal_text(e: dict) -> str:
             f"{need}; choose a smaller board, or pass --allow-large to start it anyway")
 
 
-def analyse_text(r: dict) -> str:
+def analyse_text(r: dict, top: int | None = None) -> str:
     """`analyse` in words: every value says whether it is exact (a table, or a search that
-    reached only the end of the game and table entries) or an estimate, in the game's unit."""
+    reached only the end of the game and table entries) or an estimate, in the game's unit.
+    The moves best first (a Monte Carlo search's: proved wins, then the most visited, its own
+    choice), the first `top` of them (left out: every move with a value), the rest counted in
+    one line."""
     from ..tables.analysis import describe_value
     unit = r.get("unit", "")
     lines = [f"game       {r['description']}" + (f" (table {r['table']})" if r.get("table") else ""),
@@ -312,9 +315,16 @@ def analyse_text(r: dict) -> str:
                         else "(estimate)" if isinstance(r["value"], str)
                         else f"(estimate; {unit})"))
     if r["moves"]:
-        lines.append("moves      (value for the side playing it; exact or estimated)")
-        width = max(len(m["move"]) for m in r["moves"])
-        for m in r["moves"]:
+        monte_carlo = (r.get("search") or {}).get("method") == "mcts"
+        lines.append("moves      (value for the side playing it; exact or estimated; "
+                     + ("best first: proved wins, then the most visited, the search's choice)"
+                        if monte_carlo else "best first)"))
+        shown = [m for m in r["moves"] if m.get("value") is not None or m.get("visits") != 0]
+        if top is not None:
+            shown = r["moves"][:top]
+        rest = len(r["moves"]) - len(shown)
+        width = max(len(m["move"]) for m in shown) if shown else 1
+        for m in shown:
             if r.get("source") == "table":
                 text = VALUE_KINDS[r["value_kind"]].short(m["value"])
                 rem = "no end" if m["remoteness"] is None else m["remoteness"]
@@ -326,6 +336,13 @@ def analyse_text(r: dict) -> str:
                          else f"estimate, {m['visits']:,} playout{'s' if m['visits'] != 1 else ''}" if "visits" in m
                          else f"estimate, depth {m.get('depth', 0)}")
                 lines.append(f"  {m['move']:<{width}}  {describe_value(m, None, unit):<14} {label}")
+        if rest:
+            untried = sum(1 for m in r["moves"][len(shown):] if m.get("visits") == 0
+                          and m.get("value") is None)
+            lines.append(f"  ... and {rest} more move{'s' if rest != 1 else ''}"
+                         + (f" ({untried} that no playout tried)" if untried else "")
+                         + ("; --top K shows more, --json every move" if top is not None
+                            else "; --json shows every move"))
         lines.append(f"best       {' '.join(r['best'])}")
     if r.get("line"):
         lines.append(f"line       {' '.join(r['line'])}")

@@ -850,3 +850,31 @@ def test_the_docs_time_to_depth_ten_is_the_recorded_one():
     assert round(recorded["nodes"] / 1e9, 2) == float(said[3])
     times = [recorded["seconds_by_depth"][str(d)] for d in range(2, 11)]
     assert times == sorted(times)
+
+
+def test_monte_carlo_text_shows_the_moves_searched_and_counts_the_rest(tmp_path):
+    """Overflow 6x6 by Monte Carlo: the text lists the moves a playout tried (best first, the
+    search's order, each with its playouts), counts the others in one line, and --top K shows
+    K; --json keeps every move."""
+    import json
+    import subprocess
+    import sys
+    command = [sys.executable, "-c", "from sowsolve.cli.entry import main; main()", "analyse",
+               "111111/111111/111111/111111/111111/111111 L", "--nodes", "400", "--threads", "1"]
+    env = dict(__import__("os").environ, SOWSOLVE_TABLES=str(tmp_path))
+    result = json.loads(subprocess.run(command + ["--json"], capture_output=True, text=True,
+                                       check=True, env=env).stdout)
+    tried = [m for m in result["moves"] if m.get("visits") or m["value"] is not None]
+    untried = len(result["moves"]) - len(tried)
+    assert result["search"]["method"] == "mcts" and len(result["moves"]) == 220 and untried > 0
+    text = subprocess.run(command, capture_output=True, text=True, check=True, env=env).stdout
+    listed = [line.split()[0] for line in text.splitlines() if line.startswith("  ") and "playout" in line
+              and not line.lstrip().startswith("...")]
+    assert listed == [m["move"] for m in tried]
+    assert f"  ... and {untried} more moves ({untried} that no playout tried); --json shows every move" in text
+    text = subprocess.run(command + ["--top", "3"], capture_output=True, text=True, check=True,
+                          env=env).stdout
+    assert [line.split()[0] for line in text.splitlines()
+            if line.startswith("  ") and not line.lstrip().startswith("...")] == \
+        [m["move"] for m in result["moves"][:3]]
+    assert f"  ... and 217 more moves ({untried} that no playout tried); --top K shows more" in text
