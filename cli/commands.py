@@ -421,10 +421,13 @@ def prove(
     board: dict = BOARD,
     position: Optional[str] = typer.Option(None, "--position", help="Position to prove; left out, "
                                            "the start."),
-    memory: str = typer.Option("1G", "--memory", help="Memory for the whole search (512M, 8G, ...): "
-                               "128M go to the process, the rest to the search's table (129M at "
-                               "least); when the table is full, the entries with the least work "
-                               "below them go. On a cluster, each worker's."),
+    memory: Optional[str] = typer.Option(None, "--memory", help="Memory for the whole search "
+                                         "(512M, 8G, ...): 128M go to the process, the rest to "
+                                         "the search's table (129M at least); when the table is "
+                                         "full, the entries with the least work below them go. "
+                                         "On a cluster, each worker's. Left out: two entries for "
+                                         "every position the board can reach, at most 1G and half "
+                                         "the memory available."),
     proof: Optional[str] = typer.Option(None, "--proof", help="Write the proof to this file "
                                         "(`sowsolve check --proof FILE` verifies it)."),
     checkpoint: Optional[str] = typer.Option(None, "--checkpoint", help="Save the search to this "
@@ -471,10 +474,14 @@ def prove(
     on every worker.
     """
     with clear_errors():
-        size = parse_memory(memory)
-        proofs.memory_entries(size, typed=memory)      # too little is said as it was typed
-        on_cluster = clusters.wanted(workers, scheduler, scheduler_file)
         available = available_memory()
+        if memory is not None:
+            size = parse_memory(memory)
+            proofs.memory_entries(size, typed=memory)      # too little is said as it was typed
+        else:
+            size = proofs.default_memory(make_game(game, **board), available)
+            memory = f"{size >> 20}M"
+        on_cluster = clusters.wanted(workers, scheduler, scheduler_file)
         if not on_cluster and available is not None and size > available:
             raise BadParameters(f"--memory {shown(memory.strip())} is more than this machine has "
                                 f"available ({available / (1 << 30):.1f}G)")

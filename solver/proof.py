@@ -142,6 +142,23 @@ def mebibytes(n: int) -> str:
     return f"{n:,} bytes"
 
 
+#: the most memory the search takes when --memory is left out (a larger proof asks for more)
+DEFAULT_MEMORY = 1 << 30
+
+
+def default_memory(game, available: int | None = None) -> int:
+    """The search's memory when --memory is left out: a table of two entries for every
+    position the board can reach (as measured; else every position it has at all), the
+    process's share besides, at least the least the search takes, at most DEFAULT_MEMORY and
+    half of the memory `available` -- so a small board does not take a gigabyte."""
+    positions = game.reachable_positions() or game.positions_bound() or (DEFAULT_MEMORY // ENTRY_BYTES)
+    table = max(MIN_TABLE_BYTES, 2 * positions * ENTRY_BYTES)
+    memory = min(PROCESS_BYTES + table, DEFAULT_MEMORY)
+    if available is not None:
+        memory = min(memory, max(available // 2, PROCESS_BYTES + MIN_TABLE_BYTES))
+    return max(memory, PROCESS_BYTES + MIN_TABLE_BYTES)
+
+
 def memory_entries(memory: int, typed: str | None = None) -> int:
     """Entries of the search's table for a --memory budget in bytes: the whole process stays
     under the budget.  BadParameters for too little, quoting `typed` (what --memory was given)

@@ -914,3 +914,23 @@ def test_more_memory_than_the_machine_has_available_is_a_usage_error(monkeypatch
     assert result.exit_code == 2, result.output
     assert "--memory 4G is more than this machine has available (3.0G)" in result.stderr
     assert run("prove", "overflow", "--size", "2x3", "--memory", "2G").exit_code == 0
+
+
+def test_the_default_memory_is_sized_by_the_board(tmp_path):
+    """Left out, --memory is two table entries for each position the board reaches (3x4:
+    674,116), not a gigabyte; a board of unknown reach gets the 1G of before."""
+    import json
+    import subprocess
+    import sys
+    from sowsolve.solver import proof as proofs
+    from sowsolve.solver.games import make_game
+    run = subprocess.run([sys.executable, "-c", "from sowsolve.cli.entry import main; main()",
+                          "prove", "overflow", "--size", "3x4", "--threads", "1", "--json"],
+                         capture_output=True, text=True, env=dict(__import__("os").environ,
+                                                                  SOWSOLVE_TABLES=str(tmp_path)))
+    report = json.loads(run.stdout)
+    assert report["proved"] and report["value"] == "win"
+    assert report["table_bytes"] == 2 * 674116 * proofs.ENTRY_BYTES
+    assert report["table_bytes"] < 32 << 20
+    assert proofs.default_memory(make_game("overflow", size="6x6"), 64 << 30) == 1 << 30
+    assert proofs.default_memory(make_game("overflow", size="6x6"), 1 << 30) == 512 << 20
