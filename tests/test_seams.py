@@ -84,7 +84,10 @@ def game_words() -> set[str]:
 
 
 def game_package(entry) -> pathlib.Path:
-    return pathlib.Path(sys.modules[entry.cls.__module__].__file__).parent
+    """The game's package in this checkout (sowsolve.solver.games.<game> is solver/games/<game>/:
+    the same whether the project is installed editable or as a copy in site-packages, which
+    packagers run the tests against)."""
+    return ROOT.joinpath(*entry.cls.__module__.split(".")[1:-1])
 
 
 def kernel_files() -> set[pathlib.Path]:
