@@ -36,6 +36,8 @@ def compiler_has_openmp() -> bool:
         return result.returncode == 0
 
 
+#: the cores this build may use: the kernels are translated and compiled side by side
+CORES = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 openmp = compiler_has_openmp()
 compile_args = ["-O3", "-fno-strict-aliasing"] + (["-fopenmp"] if openmp else [])
 link_args = ["-fopenmp"] if openmp else []
@@ -56,9 +58,7 @@ extensions = [
 
 setup(
     # the kernels compile side by side, one per core (each is one large C file)
-    options={"build_ext": {"parallel": max(1, len(os.sched_getaffinity(0))
-                                           if hasattr(os, "sched_getaffinity")
-                                           else os.cpu_count() or 1)}},
+    options={"build_ext": {"parallel": CORES}},
     packages=["sowsolve", "sowsolve.solver", "sowsolve.solver.games", "sowsolve.cext",
               "sowsolve.cli", "sowsolve.tables"]
              + [f"sowsolve.solver.games.{name}" for name in GAME_PACKAGES],
@@ -77,5 +77,6 @@ setup(
             "initializedcheck": False,
         },
         include_path=["cext"],
+        nthreads=CORES if CORES > 1 else 0,
     ),
 )
