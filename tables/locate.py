@@ -90,6 +90,19 @@ def no_position(text: str) -> BadPosition:
             game, reason = on_smallest_board(entry, text)
             if game is None and reason is not None:
                 return reason
+    # where the side to move names the players of one game only, that game's rules say what
+    # is wrong (on its standard board: a row of the wrong length, a count that is no number)
+    fields = text.split() if isinstance(text, str) else []
+    near = [entry for entry in registry.GAMES.values()
+            if len(fields) >= 2 and fields[1] in getattr(entry.cls, "sides", ())]
+    if near and len({entry.family for entry in near}) == 1:
+        try:
+            game = near[0].build({})
+            game.check_position(game.parse_position(text))
+        except BadPosition as exc:
+            return BadPosition(f"{exc} (read as {game.describe()}, the standard board)")
+        except BadParameters:
+            pass
     return BadPosition(f"{short(text)} is no position of {_examples()}")
 
 

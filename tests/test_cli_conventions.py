@@ -356,3 +356,18 @@ def test_an_empty_table_path_and_a_long_number_are_said_as_given(tmp_path):
     result = run("prove", "overflow", "--size", "3x3", "--max-nodes", digits)
     assert result.exit_code == 2
     assert "... (30 characters)" in result.output and "9" * 21 not in result.output
+
+
+@pytest.mark.parametrize("text, words", [
+    ("2222/222 A", "the top row has 4 pits, this board has 6 (read as Diffusion v1, 2x6"),
+    ("1111/1111/111 L", "has 3 rows separated by '/', this board has 6 (read as Overflow, 6x6"),
+    ("55555/555555 p - -", "the top row has 5 cells, this board has 6 (read as Zig Zag, 2x6")])
+def test_a_malformed_position_near_one_game_says_what_is_wrong(text, words):
+    """Where the side to move names one game's players, that game's rules say what is wrong,
+    not the list of every game's example."""
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", "from sowsolve.cli.entry import main; main()",
+                          "show", text], capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
+    assert words in run.stderr, run.stderr
