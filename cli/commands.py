@@ -188,7 +188,7 @@ def query(
 @board_options
 @documented("export", "export --format csv --out t.csv --max-stones 6",
             "export --table T.sqlite --format jsonl --out -",
-            "export --table T.sqlite --format parquet --out T")
+            "export --format parquet --out D --no-text")
 def export(
     game: Optional[str] = READ_GAME,
     board: dict = BOARD,
