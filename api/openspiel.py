@@ -553,6 +553,10 @@ class EngineBot(pyspiel.Bot):
         self._board = _board_of_game(game)
         self.seconds, self.nodes, self.threads = check_budget(seconds, nodes, threads, None, 0)
         tables = check_tables(tables)
+        for table in tables:
+            if not _same_board(table, self._board):
+                raise BadParameters(f"{table.path} is a table of {table.game.describe()}, not of "
+                                    f"{self._board.game.describe()}")
         # the transposition table kept from move to move, as `sowsolve engine` keeps it
         self.analyser = Analyser(self._board.game, tables, hash_bytes=hash_bytes, keep_table=True)
         self.tables = [t for t in tables if _same_board(t, self._board)]

@@ -60,6 +60,9 @@ def engine_command(
     [examples]
     """
     with clear_errors(), stop_on_terminate():
+        if sys.stdout is None or sys.stdin is None:
+            raise BadParameters("the engine needs standard input and output open: it reads "
+                                "commands and answers on them")
         hash_bytes = parse_memory(memory, "--hash", allow_zero=False)
         analysis.check_hash(hash_bytes)
         analysis.check_budget(None, None, threads or 0, None, 0)

@@ -27,6 +27,7 @@ import json
 import os
 import secrets
 import shutil
+import sys
 import threading
 from typing import Callable, ContextManager
 
@@ -123,6 +124,14 @@ def _check_out(out: str, table_path: str, force: bool) -> tuple[str, str, bool]:
     table_real = os.path.realpath(table_path)
     if table_real == path or table_real.startswith(path + os.sep):
         raise BadParameters(f"--out {shown(out, 60)} is where the table being read is")
+    above = os.path.realpath(parent)
+    while True:                     # a dataset reader would take the new one for part of it
+        if os.path.isfile(os.path.join(above, MANIFEST)):
+            raise BadParameters(f"--out {shown(out, 60)} lies inside a previous export "
+                                f"({shown(above, 60)}); name a folder outside it")
+        if os.path.dirname(above) == above:
+            break
+        above = os.path.dirname(above)
     return path, parent, False
 
 
@@ -202,6 +211,9 @@ def export_parquet(table, out: str, max_stones: int | None = None,
                             f"csv or jsonl")
     path, parent, replace = _check_out(out, table.path, force)
     tiers = [t for t in table.tiers if max_stones is None or game.tier_stones(t) <= max_stones]
+    if not tiers:
+        raise BadParameters(f"no position of {game.describe()} has at most {max_stones} "
+                            f"{game.pieces}: nothing to export")
     layout = game.board_columns()
     identity = table_identity(table)
     settings = {"table": identity, "max_stones": max_stones, "every_orientation": every_orientation,
@@ -210,6 +222,7 @@ def export_parquet(table, out: str, max_stones: int | None = None,
     threads = max(1, threads or default_threads())
     with _Stop() as stop:
         done = partial.open()
+        finished = False
         try:
             todo = [t for t in tiers if tier_file(t) not in done]
             files: dict[str, dict] = {}
@@ -264,8 +277,20 @@ def export_parquet(table, out: str, max_stones: int | None = None,
                         "text": text, "rows": sum(n["rows"] for n in files.values()),
                         "files": dict(sorted(files.items()))}
             _finish(partial, path, manifest, replace)
+            finished = True
+        except OSError as exc:
+            if isinstance(exc, OutputError):
+                raise
+            # pyarrow's own sentence names no file: the folder written is named instead
+            raise OutputError(exc.errno or errno.EIO, f"cannot write {shown(out, 60)}: "
+                              f"{os.strerror(exc.errno) if exc.errno else exc}") from None
         finally:
             partial.close()
+            if not finished and stop.signum is None and sys.exc_info()[0] is not None \
+                    and not issubclass(sys.exc_info()[0], (KeyboardInterrupt,)):
+                # an error (a damaged table, a full disk): nothing to resume, nothing kept;
+                # a kill or Ctrl-C leaves the folder for the same command to resume
+                _remove(partial.path)
     return manifest["rows"]
 
 

@@ -56,6 +56,8 @@ OPTIONS = {
 COMMANDS = ("protocol", "game", "newgame", "position", "legal", "show", "go", "analyse", "stop",
             "setoption", "isready", "help", "quit")
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+#: the commands that take nothing after them
+BARE = ("protocol", "newgame", "legal", "show", "stop", "isready", "help", "quit")
 
 
 class ProtocolError(ValueError):
@@ -84,10 +86,11 @@ def _whole(text: str, name: str) -> int:
 
 
 def _number(text: str, name: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ProtocolError(f"{name} must be a number of seconds, not {quote(text, 20)}") from None
+    # ASCII digits only (float() would take other scripts' digits, and "nan" or "inf")
+    if not re.fullmatch(r"[-+]?(\d{1,20}(\.\d{0,20})?|\.\d{1,20})([eE][-+]?\d{1,4})?", text,
+                        flags=re.ASCII):
+        raise ProtocolError(f"{name} must be a number of seconds, not {quote(text, 20)}")
+    value = float(text)
     if not math.isfinite(value):
         raise ProtocolError(f"{name} must be a number of seconds, not {quote(text, 20)}")
     return value
@@ -115,6 +118,8 @@ def board_of(name: str, words: list[str]) -> dict:
         if parameter is None:
             takes = ", ".join(declared) or "no board options"
             raise ProtocolError(f"{entry.title} takes {takes}, not {quote(option, 20)}")
+        if parameter.name in board:
+            raise ProtocolError(f"{option} is given twice")
         board[parameter.name] = (_whole(value, option) if parameter.kind.cli_type is int
                                  else value)
     return board
@@ -253,6 +258,13 @@ class EngineProtocol:
         if command not in COMMANDS or handler is None:
             self.send(f"error unknown command {quote(command, 20)}; commands: {', '.join(COMMANDS)}")
             return True
+        if command in BARE and args:
+            if command == "quit":
+                return False                # whatever follows it, quit ends the engine
+            self.send(f"error {command} takes nothing after it, not {quote(' '.join(args), 20)}")
+            if command == "isready":
+                self.send("readyok")        # answered all the same: a driver waits for it
+            return True
         try:
             return handler(args, line) is not False
         except ProtocolError as exc:
@@ -290,7 +302,7 @@ class EngineProtocol:
         defaults = {"threads": str(self.threads), "hash": f"{self.hash_bytes >> 20}M",
                     "tables": self.tables_directory, "leaf-memory": f"{self.leaf_bytes >> 20}M"}
         for name in OPTIONS:
-            self.send(f"option {name} default {defaults[name]}")
+            self.send(f"option {name} value {defaults[name]}")
         self.send("protocolok")
 
     def _cmd_help(self, args, line):
@@ -301,9 +313,11 @@ class EngineProtocol:
         return False
 
     def _cmd_isready(self, args, line):
-        if not self.thinking() and self.game is not None:
-            self._prepare()
-        self.send("readyok")
+        try:
+            if not self.thinking() and self.game is not None:
+                self._prepare()
+        finally:
+            self.send("readyok")            # after the error line, where building failed
 
     def _cmd_stop(self, args, line):
         self.stop()              # no search under way: nothing to stop, nothing to say
@@ -378,9 +392,17 @@ class EngineProtocol:
             return
         if name == "hash":
             size = parse_size(value, "hash")
-            analysis.check_hash(size)
+            try:
+                # the proof search's table besides it, where the game has one, as isready takes it
+                analysis.check_hash(size, int(size * analysis.PROOF_TABLE_FRACTION))
+            except BadParameters as exc:
+                raise ProtocolError(str(exc).replace("--hash (hash_bytes)", "hash")
+                                    .replace("--hash of", "hash of")) from None
             self.hash_bytes = size
         elif name == "tables":
+            import os
+            if not os.path.isdir(value):
+                raise ProtocolError(f"tables must name a folder (of tables), not {quote(value, 40)}")
             self.tables_directory = value
         elif name == "leaf-memory":
             self.leaf_bytes = parse_size(value, "leaf-memory")
@@ -452,11 +474,21 @@ class EngineProtocol:
             game = self._need_game()
             opened = []
             try:
-                if self.tables_directory and _is_directory(self.tables_directory):
-                    for path in tables_of_board(game, self.tables_directory):
-                        opened.append(open_table(path))
-                analyser = analysis.Analyser(game, opened, hash_bytes=self.hash_bytes,
-                                             leaf_bytes=self.leaf_bytes, keep_table=True)
+                try:
+                    if self.tables_directory and _is_directory(self.tables_directory):
+                        for path in tables_of_board(game, self.tables_directory):
+                            opened.append(open_table(path))
+                    analyser = analysis.Analyser(game, opened, hash_bytes=self.hash_bytes,
+                                                 leaf_bytes=self.leaf_bytes, keep_table=True)
+                except TableError as exc:
+                    # a damaged table is said once; the engine goes on without the tables
+                    for table in opened:
+                        table.close()
+                    opened = []
+                    self.send(f"error {exc}; the engine searches without the tables of "
+                              f"{quote(self.tables_directory, 40)}")
+                    analyser = analysis.Analyser(game, (), hash_bytes=self.hash_bytes,
+                                                 leaf_bytes=self.leaf_bytes, keep_table=True)
             except BaseException:
                 for table in opened:
                     table.close()

@@ -230,6 +230,7 @@ def test_a_table_answers_the_positions_it_holds(tmp_path):
                            f"{expected['remoteness']} exact pv {expected['best'][0]}")
     assert best.split()[1] in expected["best"]
     # elsewhere (no table there) the setoption'd directory is read afresh
+    (tmp_path / "empty").mkdir()
     engine.send(f"setoption tables {tmp_path / 'empty'}", "go nodes 100")
     assert engine.until("bestmove")[-2].startswith("info source engine")
     assert engine.finish() == (0, "")
@@ -290,3 +291,47 @@ def test_the_transcript_of_the_docs(tmp_path):
                 assert masked(got) == masked(expected), (command, got)
     assert engine.process.wait(timeout=30) == 0
     assert engine.lines.get(timeout=5) is None          # nothing more was said
+
+
+def test_a_damaged_table_is_said_once_and_the_engine_answers_without_it(tmp_path):
+    """A table of the board whose block fails its checksum: isready says so in an error line
+    and still answers readyok; the searches go on without the tables and answer."""
+    import sqlite3
+    path = tmp_path / "diffusion-cols4-stones1.sqlite"
+    solve_to(path, "diffusion", cols=4, stones=1)
+    with sqlite3.connect(path) as db:            # one byte of a block's data changed
+        name = [r[0] for r in db.execute("select name from sqlite_master where type='table'")][0]
+        key, blob = db.execute(f"select key, value from {name} where key like 'block%' "
+                               f"order by length(value) desc limit 1").fetchone()
+        blob = bytearray(blob)
+        blob[len(blob) // 2] ^= 0xFF
+        db.execute(f"update {name} set value = ? where key = ?", (bytes(blob), key))
+    engine = Engine("diffusion", "--cols", "4", "--stones", "1", "--threads", "1",
+                    env={"SOWSOLVE_TABLES": str(tmp_path)})
+    engine.send("isready")
+    error, ready = engine.line(), engine.line()
+    assert error.startswith("error ") and "searches without the tables" in error and ready == "readyok"
+    engine.send("go nodes 500")
+    lines = engine.until("bestmove")
+    assert lines[-2].startswith("info source engine") and lines[-1].split()[1] != "none", (error, lines)
+    assert engine.finish() == (0, "")
+
+
+def test_options_and_words_are_checked(tmp_path):
+    engine = Engine("overflow", "--size", "3x3", "--threads", "1", cwd=tmp_path)
+    for command, words in (("setoption tables /dev/null", "tables must name a folder"),
+                           ("setoption tables " + str(tmp_path / "missing"), "tables must name a folder"),
+                           ("setoption hash 64T", "more than"),
+                           ("show please", "show takes nothing after it"),
+                           ("legal now", "legal takes nothing after it"),
+                           ("go time \uff10.\uff11", "time must be a number"),
+                           ("go time nan", "time must be a number"),
+                           ("game diffusion --cols 4 --cols 6", "--cols is given twice")):
+        answer = engine.ask(command)
+        assert len(answer) == 1 and answer[0].startswith("error") and words in answer[0], (command, answer)
+    engine.send("isready please")
+    assert engine.line().startswith("error isready takes nothing") and engine.line() == "readyok"
+    engine.send("protocol")
+    lines = engine.until("protocolok")
+    assert "option threads value 1" in lines
+    assert engine.finish() == (0, "")

@@ -219,6 +219,9 @@ def test_what_is_refused(tables, tmp_path):
         run = export(*args)
         assert run.returncode == 2 and "other things" in run.stderr
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    inside = export("--out", "o/sub")                   # a reader of o would take it for its own
+    assert inside.returncode == 2 and "inside a previous export" in inside.stderr
+    assert not (tmp_path / "o" / "sub").exists()
     (tmp_path / "o" / "extra.parquet").write_text("not ours")       # no longer only an export
     assert export("--out", "o", "--force").returncode == 2
     (tmp_path / "file").write_text("x")
@@ -242,3 +245,22 @@ def test_without_pyarrow_one_sentence(tables, tmp_path):
     assert run.returncode == 2 and run.stderr.count("\n") == 1
     assert "pip install 'sowsolve[parquet]'" in run.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_an_export_that_fails_leaves_nothing(tables, tmp_path):
+    """A damaged block (its checksum fails) stops the export with one sentence, exit 1: no
+    folder, and no hidden folder either (nothing to resume)."""
+    import shutil
+    import sqlite3
+    damaged = tmp_path / "damaged.sqlite"
+    shutil.copy(tables["zigzag-2x2-k3"], damaged)
+    with sqlite3.connect(damaged) as db:
+        key, blob = db.execute("select key, value from sowsolve where key like 'block%' "
+                               "order by length(value) desc limit 1").fetchone()
+        blob = bytearray(blob)
+        blob[len(blob) // 2] ^= 0xFF
+        db.execute("update sowsolve set value = ? where key = ?", (bytes(blob), key))
+    run = subprocess.run(SOWSOLVE + ["export", "--table", str(damaged), "--format", "parquet",
+                                     "--out", "d"], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 1 and run.stderr.count("\n") == 1 and "corrupt" in run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["damaged.sqlite"]
