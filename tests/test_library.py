@@ -142,3 +142,18 @@ def test_analyse_reads_the_game_from_the_text():
     assert len(untried) >= 80 and all(m["value"] is None and not m["exact"] for m in untried)
     with pytest.raises(sowsolve.BadPosition, match="hello"):
         sowsolve.analyse("hello", nodes=3)
+
+
+def test_import_from_the_folder_that_holds_the_checkout(tmp_path):
+    """`git clone` names the checkout sowsolve: from the folder that holds it, `import
+    sowsolve` is the installed library all the same, not the checkout as an empty namespace."""
+    import pathlib
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parent.parent
+    (tmp_path / "sowsolve").symlink_to(root, target_is_directory=True)
+    run = subprocess.run([sys.executable, "-c", "import sowsolve; print(callable(sowsolve.solve)); "
+                          "from sowsolve.tables.query import line; print(line.__name__)"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "line"]
