@@ -617,6 +617,9 @@ cdef class Engine:
     cdef Shared *s
     cdef object _capsule, _keep, _weights
     cdef int64_t _buckets
+    #: whether a search has written the table since it was made or cleared (a new table is
+    #: zeroed pages the system hands out as they are touched: clearing it would touch them all)
+    cdef bint _written
     cdef readonly int state_bytes, margin, features, max_moves
     cdef readonly int64_t table_bytes
 
@@ -696,8 +699,11 @@ cdef class Engine:
         self.s.tiers[tier].keys = &kv[0] if keys is not None and rec.shape[0] else NULL
 
     def clear(self):
-        """Forget every entry of the transposition table."""
-        memset(self.s.tt, 0, <size_t>self._buckets * 2 * sizeof(Entry))
+        """Forget every entry of the transposition table (nothing to do where no search has
+        written it: a gigabyte table is not touched before a search needs it)."""
+        if self._written:
+            memset(self.s.tt, 0, <size_t>self._buckets * 2 * sizeof(Entry))
+            self._written = False
 
     cdef int _check_state(self, bytes state) except -1:
         if len(state) != self.state_bytes:
@@ -779,6 +785,7 @@ cdef class Engine:
         self._check_state(state)
         cdef Shared *s = self.s
         cdef int final = 0, n, i, t, sb = self.state_bytes
+        self._written = True
         cdef uint64_t x
         cdef Worker *workers
         if threads < 1:

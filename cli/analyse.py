@@ -3,6 +3,7 @@ so, estimated elsewhere -- and never the one printed as the other."""
 from __future__ import annotations
 
 import sys
+import time
 from typing import Optional
 
 import typer
@@ -103,7 +104,9 @@ class LiveLine:
 def analyse(
     position: str = typer.Argument(..., help="Position text, e.g. '555555/555555 p - -'."),
     seconds: Optional[float] = typer.Option(None, "--time", metavar="SECONDS", help="Think this "
-                                            f"long (default {analysis.DEFAULT_SECONDS:g} s)."),
+                                            f"long (default {analysis.DEFAULT_SECONDS:g} s), "
+                                            "counted from the command's start: the tables "
+                                            "opened and the --hash memory taken are part of it."),
     nodes: Optional[int] = typer.Option(None, "--nodes", **WHOLE, help="Search this many "
                                         "positions (playouts, where the game's engine searches "
                                         "by Monte Carlo) instead of a time (with --threads 1, "
@@ -148,6 +151,7 @@ def analyse(
     [examples]
     """
     live = LiveLine()
+    started = time.perf_counter()        # --time bounds the whole command's thinking from here
     with clear_errors(), stop_on_terminate():
         if top is not None and top < 1:
             raise BadParameters(f"--top must be 1 or more, not {top}")
@@ -167,7 +171,7 @@ def analyse(
                 result = analysis.analyse(parsed, game, opened, seconds=seconds, nodes=nodes,
                                           threads=threads, multipv=multipv, seed=seed,
                                           hash_bytes=hash_bytes, leaf_bytes=leaf_bytes,
-                                          on_status=live)
+                                          on_status=live, started=started)
             except analysis.Interrupted as stop:
                 live.clear()
                 _print(stop.result, as_json, top)

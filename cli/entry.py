@@ -6,6 +6,25 @@ import sys
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--version"]:
+        # the version alone: no command, so none of the kernels, numpy or the tables' modules
+        from importlib import metadata
+        try:
+            version = metadata.version("sowsolve")
+        except metadata.PackageNotFoundError:
+            version = "unknown (not installed)"
+        try:
+            print(f"sowsolve {version}", flush=True)
+        except OSError as exc:          # a full or closed standard output: as every command
+            import errno
+            import os
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())          # the exit's own flush stays quiet
+            if exc.errno == errno.EPIPE:
+                sys.exit(128 + 13)
+            print(f"sowsolve: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(0)
     try:
         from .app import main as run
     except KeyboardInterrupt:

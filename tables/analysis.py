@@ -212,11 +212,14 @@ class Analyser:
                 threads: int = 1, multipv: int | None = None, seed: int = 0,
                 on_status: Callable[[Status], None] | None = None,
                 status_every: float = 0.25, depth: int | None = None,
-                infinite: bool = False, lines: bool = False) -> dict:
+                infinite: bool = False, lines: bool = False, started: float | None = None) -> dict:
         """The engine's answer for `position` (text, or a position object); see the module.
+        A time budget runs from `started` (time.perf_counter(); left out, now): what was spent
+        before the search (the table's memory taken and cleared) is part of it.
         `depth`: the alpha-beta search stops after that many plies (no proof search first,
         no time limit unless one is given); `infinite`: no limit but `stop` (the proof search
         first takes its share of the default time); `lines`: each Status carries the best line."""
+        budget_from = time.perf_counter() if started is None else started
         seconds, nodes, threads = check_budget(seconds, nodes, threads, multipv, seed,
                                                depth=depth, infinite=infinite)
         if depth is not None and self.mcts is not None:
@@ -246,12 +249,15 @@ class Analyser:
             def run():
                 try:
                     left_seconds, left_nodes = seconds or 0.0, nodes or 0
+                    if left_seconds:          # the budget began before the memory was cleared
+                        left_seconds = max(left_seconds - (time.perf_counter() - budget_from), 1e-3)
                     if infinite and self.mcts is not None:
                         left_seconds = MAX_SECONDS      # playouts need a limit: `stop` ends them
                     if self.proves and depth is None and game.outcome(position) is None:
                         # with no limit but `stop`, the proof gets its share of the default time
                         spent_seconds, spent_nodes = self._prove_first(
-                            position, DEFAULT_SECONDS if infinite else seconds, nodes, threads)
+                            position, DEFAULT_SECONDS if infinite else left_seconds or None,
+                            nodes, threads)
                         if left_seconds:
                             left_seconds = max(left_seconds - spent_seconds, 1e-3)
                         if left_nodes:
@@ -731,11 +737,17 @@ def table_answer(table: Table, position) -> dict | None:
     return result
 
 
+#: the last module-level analyse's engine, freed at the next call or at exit: freeing gigabytes
+#: of table takes time, which the answer should not wait for
+_LAST_ANALYSER: list = []
+
+
 def analyse(position, game: Game | None = None, tables: Sequence[Table] = (), *,
             seconds: float | None = None, nodes: int | None = None, threads: int = 1,
             multipv: int | None = None, seed: int = 0, hash_bytes: int = DEFAULT_HASH_BYTES,
             leaf_bytes: int = DEFAULT_LEAF_BYTES,
-            on_status: Callable[[Status], None] | None = None) -> dict:
+            on_status: Callable[[Status], None] | None = None,
+            started: float | None = None) -> dict:
     """The value of a position and of each of its moves, each labelled exact or estimated.
 
     `position` is text or a position object of `game`; text needs no game: the first of
@@ -743,7 +755,10 @@ def analyse(position, game: Game | None = None, tables: Sequence[Table] = (), *,
     reads it).  A table of `tables` that holds the position answers it whole (every value
     exact, "source": "table"); else the engine searches it for `seconds` (default 5) or
     `nodes`, on `threads` threads, with those tables' tiers at its leaves ("source": "engine").
-    Ctrl-C raises Interrupted, whose `result` is the best found so far."""
+    Ctrl-C raises Interrupted, whose `result` is the best found so far.  `seconds` bounds the
+    whole answer from `started` (time.perf_counter(); left out, the call): the engine's memory
+    taken and cleared counts, its release does not (it is kept until the next call)."""
+    started = time.perf_counter() if started is None else started
     seconds, nodes, threads = check_budget(seconds, nodes, threads, multipv, seed)
     tables = check_tables(tables)
     if game is None and tables:
@@ -766,5 +781,8 @@ def analyse(position, game: Game | None = None, tables: Sequence[Table] = (), *,
             answer = table_answer(table, position)
             if answer is not None:
                 return answer
+    _LAST_ANALYSER.clear()
     analyser = Analyser(game, tables, hash_bytes=hash_bytes, leaf_bytes=leaf_bytes)
-    return analyser.analyse(position, seconds, nodes, threads, multipv, seed, on_status)
+    _LAST_ANALYSER.append(analyser)
+    return analyser.analyse(position, seconds, nodes, threads, multipv, seed, on_status,
+                            started=started)

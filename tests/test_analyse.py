@@ -878,3 +878,23 @@ def test_monte_carlo_text_shows_the_moves_searched_and_counts_the_rest(tmp_path)
             if line.startswith("  ") and not line.lstrip().startswith("...")] == \
         [m["move"] for m in result["moves"][:3]]
     assert f"  ... and 217 more moves ({untried} that no playout tried); --top K shows more" in text
+
+
+def test_a_new_table_is_not_touched_before_a_search_needs_it():
+    """--hash 20G once spent most of a --time 2 clearing memory the system hands out zeroed:
+    a new engine's table costs nothing until a search writes it, and clearing a table no
+    search has written touches none of it."""
+    from sowsolve.cext.engine import Engine
+    from sowsolve.solver.games import make_game
+
+    def resident() -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    game = make_game("zigzag", cols=4, stones=2)
+    before = resident()
+    engine = Engine(game.play_kernel(), list(game.evaluation.weights), 1 << 30)
+    engine.clear()
+    assert resident() - before < 64 << 20
+    engine.run(game.play_state(game.initial()), 0, 2000, 1)
+    engine.clear()                            # written: cleared for real
+    assert engine.run(game.play_state(game.initial()), 0, 2000, 1) is None

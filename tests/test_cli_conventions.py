@@ -371,3 +371,17 @@ def test_a_malformed_position_near_one_game_says_what_is_wrong(text, words):
                           "show", text], capture_output=True, text=True)
     assert run.returncode == 2 and run.stderr.count("\n") == 1
     assert words in run.stderr, run.stderr
+
+
+def test_the_version_loads_no_kernel_and_no_numpy():
+    """`sowsolve --version` answers without the command line's modules: no numpy, no kernel,
+    no table reader (start-up is a figure of bench/bench_startup.py)."""
+    code = ("import sys; from sowsolve.cli.entry import main\n"
+            "sys.argv = ['sowsolve', '--version']\n"
+            "try:\n    main()\nexcept SystemExit as leaving:\n    code = leaving.code\n"
+            "heavy = [m for m in ('numpy', 'zstandard', 'sowsolve.cext.engine', 'sowsolve.tables.store', "
+            "'typer') if m in sys.modules]\n"
+            "print(code, heavy, file=sys.stderr)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.stdout == f"sowsolve {metadata.version('sowsolve')}\n"
+    assert run.stderr.strip() == "0 []"
