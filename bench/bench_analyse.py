@@ -13,6 +13,21 @@ each standard board, and the time alpha-beta takes to reach depth 10 from the st
 
 DIR must hold the tables (it is where they are looked for): Overflow 4x4, Zig Zag 2x4 with 3
 seeds per pit, Diffusion 2x6 with 2 stones per pit (`sowsolve solve ...`).
+
+Boards tuned and boards held out: the three boards above are those the games' evaluations were
+tuned and first measured on (`--boards tuned`, the default). `--boards held-out` measures the
+agreement on boards no weight or constant was set on (HELD_OUT below: at least two of each
+game, Diffusion v1 and v2 both), `--boards all` on both lists; the JSON gives each list apart
+("agreement": the tuned boards, "held_out": the others), and `--board GAME:K=V,...` (repeatable,
+e.g. `zigzag:cols=4,stones=2`) measures the boards named instead. `--tables` may be given more
+than once (each board's table is looked for in every one). The solves of the held-out tables:
+
+    sowsolve solve overflow --size 3x3 (3x4, 4x3)
+    sowsolve solve zigzag --cols 6 --stones 1 (--cols 4 --stones 2 and 4; --cols 2 --stones 5 and 9)
+    sowsolve solve diffusion --cols 4 --stones 3 (--cols 4 --stones 5; --cols 8 --stones 1)
+    sowsolve solve diffusion-v2 --cols 5 --stones 2 (--cols 5 --stones 3; --cols 6 --stones 2)
+
+(each under two minutes on one core, Zig Zag 2x4 with 4 seeds a pit about ten).
 """
 from __future__ import annotations
 
@@ -31,6 +46,16 @@ from sowsolve.tables.store import open_table
 
 BOARDS = [("overflow", {"size": "4x4"}), ("zigzag", {"cols": 4, "stones": 3}),
           ("diffusion", {"cols": 6, "stones": 2})]
+#: boards no weight or constant was tuned on (--boards held-out): each table a few seconds to a
+#: minute to solve on one core
+HELD_OUT = [("overflow", {"size": "3x3"}), ("overflow", {"size": "3x4"}), ("overflow", {"size": "4x3"}),
+            ("zigzag", {"cols": 6, "stones": 1}), ("zigzag", {"cols": 4, "stones": 2}),
+            ("zigzag", {"cols": 4, "stones": 4}), ("zigzag", {"cols": 2, "stones": 5}),
+            ("zigzag", {"cols": 2, "stones": 9}),
+            ("diffusion", {"cols": 4, "stones": 3}), ("diffusion", {"cols": 4, "stones": 5}),
+            ("diffusion", {"cols": 8, "stones": 1}),
+            ("diffusion-v2", {"cols": 5, "stones": 2}), ("diffusion-v2", {"cols": 5, "stones": 3}),
+            ("diffusion-v2", {"cols": 6, "stones": 2})]
 STANDARD = [("overflow", {"size": "6x6"}), ("zigzag", {"cols": 6, "stones": 5}),
             ("diffusion", {"cols": 6, "stones": 4})]
 BANDS = [(0, 10), (10, 20), (20, 40), (40, 80), (80, 10 ** 6)]
@@ -63,13 +88,26 @@ def chosen_move(result: dict) -> str:
     return result["best"][0] if result["best"] else result["moves"][0]["move"]
 
 
-def agreement(name, board, directory, count, seconds, threads, seed, search=None) -> dict:
+def board_of(spec: str) -> tuple[str, dict]:
+    """`zigzag:cols=4,stones=2` -> ("zigzag", {"cols": 4, "stones": 2})."""
+    name, _, rest = spec.partition(":")
+    board = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        board[key] = int(value) if value.isdigit() else value
+    return name, board
+
+
+def agreement(name, board, directory, count, seconds, threads, seed, search=None,
+              details=False, engine_options=None) -> dict:
     game = make_game(name, **board)
-    paths = tables_of_board(game, directory)
+    directories = [directory] if isinstance(directory, str) else list(directory)
+    paths = [p for d in directories for p in tables_of_board(game, d)]
     if not paths:
         return {"game": game.describe(), "missing": "no table in the directory"}
+    depths, misses = [], []
     rng = random.Random(seed)
-    analyser = Analyser(game, search=search)              # not given the table
+    analyser = Analyser(game, search=search, **(engine_options or {}))   # not given the table
     kept = tried = exact_seen = exact_right = proved_labels = 0
     by_band: dict[str, list[int]] = {}
     started = time.time()
@@ -86,6 +124,15 @@ def agreement(name, board, directory, count, seconds, threads, seed, search=None
             stats = by_band.setdefault(band(truth["remoteness"]), [0, 0])
             stats[0] += ok
             stats[1] += 1
+            if details:
+                depths.append(result["search"].get("depth") or 0)
+                if not ok:
+                    misses.append({"position": game.format_position(position),
+                                   "value": truth["value"], "remoteness": truth["remoteness"],
+                                   "chosen": chosen_move(result), "best": truth["best"],
+                                   "depth": result["search"].get("depth"),
+                                   "nodes": result["search"].get("nodes",
+                                                                 result["search"].get("playouts"))})
             for m in result["moves"]:
                 if m["exact"]:
                     exact_seen += 1
@@ -102,7 +149,9 @@ def agreement(name, board, directory, count, seconds, threads, seed, search=None
                               for k, v in sorted(by_band.items())},
             "exact_labels": exact_seen, "exact_right": exact_right, "of_them_proved": proved_labels,
             "exact_rate": round(exact_right / exact_seen, 4) if exact_seen else None,
-            "seconds": round(time.time() - started, 1)}
+            "seconds": round(time.time() - started, 1),
+            **({"mean_depth": round(sum(depths) / len(depths), 2) if depths else None,
+                "misses": misses} if details else {})}
 
 
 def speed(name, board, seconds, threads, search=None) -> dict:
@@ -146,13 +195,26 @@ def time_to_depth(name, board, depth, threads, limit) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables")
+    parser.add_argument("--tables", action="append",
+                        help="a directory of tables (repeatable: a board's table is looked for in each)")
+    parser.add_argument("--boards", choices=("tuned", "held-out", "all"), default="tuned",
+                        help="the boards the evaluations were tuned on (default), those held out "
+                             "of the tuning, or both; the JSON gives each apart")
+    parser.add_argument("--board", action="append", metavar="GAME:K=V,...",
+                        help="this board instead of a list (repeatable), e.g. zigzag:cols=4,stones=2; "
+                             "counted as held out unless it is one of the tuned boards")
+    parser.add_argument("--weights", help="the evaluation's weights, comma-separated, instead "
+                                          "of the game's own (trying weights out)")
+    parser.add_argument("--proof-share", type=float,
+                        help="the proof search's share of the budget instead of the game's own")
+    parser.add_argument("--details", action="store_true",
+                        help="each board's mean depth and every position whose value was lost")
     parser.add_argument("--positions", type=int, default=2000)
     parser.add_argument("--time", type=float, default=0.1)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--speed-seconds", type=float, default=10.0)
-    parser.add_argument("--game", action="append", choices=[n for n, _ in BOARDS],
+    parser.add_argument("--game", action="append", choices=sorted({n for n, _ in BOARDS + HELD_OUT}),
                         help="only this game's agreement (repeatable; the speed figures are left out)")
     parser.add_argument("--speed-only", action="store_true",
                         help="only the speed figures (no tables needed)")
@@ -173,12 +235,47 @@ def main() -> None:
         return
     if not args.speed_only and not args.tables:
         parser.error("--tables DIR is needed for the agreement (or --speed-only)")
-    games = [] if args.speed_only else [(n, b) for n, b in BOARDS if not args.game or n in args.game]
+    if args.board:
+        named = [board_of(spec) for spec in args.board]
+        tuned = [nb for nb in named if nb in BOARDS]
+        held_out = [nb for nb in named if nb not in BOARDS]
+    else:
+        tuned = BOARDS if args.boards in ("tuned", "all") else []
+        held_out = HELD_OUT if args.boards in ("held-out", "all") else []
+    if args.speed_only:
+        tuned, held_out = [], []
+    tuned = [(n, b) for n, b in tuned if not args.game or n in args.game]
+    held_out = [(n, b) for n, b in held_out if not args.game or n in args.game]
     result = {"command": "python bench/bench_analyse.py " + " ".join(sys.argv[1:]),
-              "machine": machine(), "time_per_move": args.time, "threads": args.threads,
-              "agreement": [agreement(n, b, args.tables, args.positions, args.time, args.threads,
-                                      args.seed, args.search) for n, b in games]}
-    if not args.game:
+              "machine": machine(), "time_per_move": args.time, "threads": args.threads}
+    options = {}
+    if args.weights:
+        options["weights"] = [int(w) for w in args.weights.split(",")]
+        result["weights"] = options["weights"]
+    if args.proof_share is not None:
+        options["proof_share"] = result["proof_share"] = args.proof_share
+    result["load_average_before"] = [round(x, 2) for x in os.getloadavg()]   # 1, 5, 15 minutes
+
+    def measure(boards, which):
+        runs = []
+        for n, b in boards:
+            runs.append({**agreement(n, b, args.tables, args.positions, args.time, args.threads,
+                                     args.seed, args.search, args.details, options), "boards": which})
+            print(f"{runs[-1]['game']}: {runs[-1].get('value_kept')} of {runs[-1].get('positions')}",
+                  file=sys.stderr, flush=True)
+        return runs
+    if tuned or not held_out:
+        result["agreement"] = measure(tuned, "tuned")
+    if held_out:
+        result["held_out"] = measure(held_out, "held out")
+        runs = [a for a in result["held_out"] if a.get("positions")]
+        result["held_out_summary"] = {
+            "boards": len(runs), "positions": sum(a["positions"] for a in runs),
+            "value_kept": sum(a["value_kept"] for a in runs),
+            "lowest_rate": min((a["rate"] for a in runs), default=None),
+            "boards_under_97": [a["game"] for a in runs if a["rate"] < 0.97]}
+    result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    if args.speed_only or not (args.game or args.board or held_out):
         result["speed"] = [speed(n, b, args.speed_seconds, t) for n, b in STANDARD for t in (1, 2)]
         # a game searched by Monte Carlo trees: its alpha-beta too (the depth figure below)
         result["speed"] += [speed(n, b, args.speed_seconds, t, "alphabeta") for n, b in STANDARD

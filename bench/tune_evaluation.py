@@ -10,6 +10,13 @@ over the features best predicts the table's margin of --fit-positions sampled po
 third seed; one unit of weight per hundredth of a seed, as the engine scores), and --rounds 0
 keeps the fit as it is.
 
+Several boards at once (`--board GAME:K=V,...`, repeatable, e.g. `--board zigzag:cols=4,stones=3
+--board zigzag:cols=6,stones=1`; one game's evaluation, so Diffusion v1 and v2 may be mixed):
+each board's sampled positions are scored apart, and a change is kept when the --objective of
+the boards' rates (`min`: the worst board's, the default; `mean`) rises; `--check-board`
+(repeatable) names boards held out of the tuning, measured only with the weights it starts
+and ends with and the game's own. --tables may be given more than once.
+
 It prints the weights it starts from and ends with and the agreement of each, on the positions
 it tuned on and on --holdout other positions (another seed), and the game's own weights' on the
 same positions: the game's weights
@@ -31,6 +38,16 @@ from sowsolve.tables.directory import tables_of_board
 from sowsolve.tables.store import open_table
 
 FACTORS = (0, 0.5, 2, -1)
+
+
+def board_of(spec: str) -> tuple[str, dict]:
+    """`zigzag:cols=4,stones=2` -> ("zigzag", {"cols": 4, "stones": 2})."""
+    name, _, rest = spec.partition(":")
+    board = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        board[key] = int(value) if value.isdigit() else value
+    return name, board
 
 
 def agreement(analyser, cases, nodes) -> int:
@@ -76,10 +93,91 @@ def fit_weights(table, game, count: int, rng) -> dict:
             "r2_of_the_games_weights": explained(game.evaluation.weights)}
 
 
+def table_path(game, directories) -> str:
+    paths = [p for d in directories for p in tables_of_board(game, d)]
+    if not paths:
+        raise SystemExit(f"no table of {game.describe()} in {', '.join(directories)}")
+    return paths[0]
+
+
+def tune_boards(args) -> None:
+    """The coordinate search over several boards (module docstring)."""
+    objective = min if args.objective == "min" else (lambda xs: sum(xs) / len(xs))
+    boards = []
+    for spec in args.board + (args.check_board or []):
+        name, board = board_of(spec)
+        game = make_game(name, **board)
+        with open_table(table_path(game, args.tables)) as table:
+            tuning = spec in args.board
+            cases = cases_of(table, game, args.positions, random.Random(args.seed)) if tuning else []
+            held_out = cases_of(table, game, args.holdout, random.Random(args.seed + 1000))
+        boards.append({"spec": spec, "game": game, "tuning": tuning, "cases": cases,
+                       "held_out": held_out,
+                       "analyser": Analyser(game, hash_bytes=1 << 24, search="alphabeta")})
+    evaluations = {(b["game"].evaluation.features, b["game"].evaluation.weights) for b in boards}
+    if len(evaluations) != 1:
+        raise SystemExit("the boards must share one evaluation (one game's)")
+    own = list(boards[0]["game"].evaluation.weights)
+    tuning = [b for b in boards if b["tuning"]]
+
+    def rates(weights, which="cases", of=None) -> list:
+        out = []
+        for b in of if of is not None else tuning:
+            b["analyser"].engine.set_weights(weights)
+            kept = agreement(b["analyser"], b[which], args.nodes)
+            out.append((kept, len(b[which])))
+        return out
+
+    def score(results) -> float:
+        return round(objective([k / n for k, n in results]), 4)
+
+    first = [int(w) for w in args.start.split(",")] if args.start else list(own)
+    weights = list(first)
+    start = rates(weights)
+    best_score = score(start)
+    history = [{"weights": list(weights), "objective": best_score, "kept": [k for k, _ in start]}]
+    for _ in range(args.rounds):
+        for i in range(len(weights)):
+            for factor in FACTORS:
+                trial = list(weights)
+                trial[i] = int(round(weights[i] * factor)) if weights[i] else int(50 * factor)
+                if trial == weights:
+                    continue
+                results = rates(trial)
+                trial_score = score(results)
+                if trial_score > best_score:
+                    best_score, weights = trial_score, trial
+                    history.append({"weights": list(weights), "objective": best_score,
+                                    "kept": [k for k, _ in results]})
+    report = []
+    for b in boards:
+        row = {"board": b["game"].describe(), "spec": b["spec"],
+               "role": "tuned on" if b["tuning"] else "held out of the tuning",
+               "positions": len(b["cases"]), "held_out_positions": len(b["held_out"])}
+        for label, trial in (("start", first), ("end", weights), ("games_own", own)):
+            if b["tuning"]:
+                row[f"{label}_kept"] = rates(trial, "cases", [b])[0][0]
+            row[f"{label}_kept_held_out"] = rates(trial, "held_out", [b])[0][0]
+        report.append(row)
+    emit({"command": "python bench/tune_evaluation.py " + " ".join(sys.argv[1:]),
+          "machine": machine(), "features": list(boards[0]["game"].evaluation.features),
+          "objective": args.objective, "nodes": args.nodes, "rounds": args.rounds,
+          "start": {"weights": first, "objective": score(start)},
+          "end": {"weights": weights, "objective": best_score},
+          "games_own": {"weights": own},
+          "boards": report, "steps": history}, args.out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", required=True)
-    parser.add_argument("--game", required=True)
+    parser.add_argument("--tables", required=True, action="append")
+    parser.add_argument("--game")
+    parser.add_argument("--board", action="append", metavar="GAME:K=V,...",
+                        help="a board to tune on (repeatable): several boards at once")
+    parser.add_argument("--check-board", action="append", metavar="GAME:K=V,...",
+                        help="a board held out of the tuning, measured at the start and the end")
+    parser.add_argument("--objective", choices=("min", "mean"), default="min",
+                        help="of the tuning boards' rates, what the search raises (default min)")
     parser.add_argument("--cols", type=int)
     parser.add_argument("--stones", type=int)
     parser.add_argument("--size")
@@ -95,6 +193,13 @@ def main() -> None:
     parser.add_argument("--fit-positions", type=int, default=5000)
     parser.add_argument("--out")
     args = parser.parse_args()
+    if args.board:
+        if args.fit or args.game:
+            parser.error("--board tunes on several boards: no --game, no --fit")
+        tune_boards(args)
+        return
+    if not args.game:
+        parser.error("--game (one board) or --board (several) is needed")
     board = {k: v for k, v in (("cols", args.cols), ("stones", args.stones), ("size", args.size))
              if v is not None}
     game = make_game(args.game, **board)
@@ -102,7 +207,7 @@ def main() -> None:
         parser.error("--fit starts from the fit: give --fit or --start, not both")
     if args.fit and game.value_kind.name != "margin":
         parser.error("--fit fits margins: a margin game's table")
-    path = tables_of_board(game, args.tables)[0]
+    path = table_path(game, args.tables)
     with open_table(path) as table:
         cases = cases_of(table, game, args.positions, random.Random(args.seed))
         held_out = cases_of(table, game, args.holdout, random.Random(args.seed + 1000))

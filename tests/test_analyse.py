@@ -825,7 +825,8 @@ def test_a_proof_search_that_gives_up_leaves_the_engine_the_rest(monkeypatch):
 
     monkeypatch.setattr(analysis._proofsearch, "Prover", GivingUp)
     game = make_game("diffusion", cols=4, stones=2)
-    assert not Analyser(game, hash_bytes=1 << 22).proves        # Diffusion's default: no proof
+    # Diffusion's declared share: a fifth (held-out boards, docs/analysis.md)
+    assert Analyser(game, hash_bytes=1 << 22).proves and game.evaluation.proof_share == 0.2
     result = Analyser(game, hash_bytes=1 << 22, proof_share=0.5).analyse(game.initial(), nodes=2000,
                                                                          threads=1)
     proof = result["search"]["proof"]
