@@ -29,6 +29,7 @@ from ..tables.store import software_version
 from ..tables.export import OutputError, Terminated, _silence_stdout
 from .gamehelp import families
 from .options import whole_number
+from ..solver.params import parse_size
 
 def _plain(message: str) -> str:
     """Click's messages without the validator jargon that some of its versions pass through."""
@@ -287,21 +288,9 @@ def stop_on_terminate():
             signal.signal(s, old)
 
 
-MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
 def parse_memory(text: str, option: str = "--memory", allow_zero: bool = True) -> int:
-    """'512M', '8G', '1.5G' or a number of bytes (units of 1024)."""
-    import re
-    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text or "", re.I)
-    if not found:
-        raise BadParameters(f"{option} must be a size such as 512M or 8G, not {quote(text, 20)}")
-    size = int(float(found[1]) * MEMORY_UNITS[found[2].upper()])
-    if size > 1 << 44:
-        raise BadParameters(f"{option} {shown(text)} is more than any machine here has")
-    if size == 0 and not allow_zero:
-        raise BadParameters(f"{option} must be more than 0, not {quote(text, 20)}")
-    return size
+    """'512M', '8G', '1.5G' or a number of bytes (units of 1024): solver/params.py's parse_size."""
+    return parse_size(text, option, allow_zero)
 
 
 def main() -> None:

@@ -161,3 +161,22 @@ class Parameter:
     def help_text(self) -> str:
         """What the option means for one game: 'pits per row (2-8; standard: 6)'."""
         return f"{self.help} ({self.kind.brief(self.values)}; standard: {self.default})"
+
+
+#: the units of a size of memory, in bytes
+MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str, option: str = "--memory", allow_zero: bool = True) -> int:
+    """A size of memory as the commands and the engine protocol take it: '512M', '8G', '1.5G'
+    or a number of bytes (units of 1024); BadParameters naming `option` otherwise."""
+    found = re.fullmatch(r"\s*(\d{1,15}(?:\.\d{1,6})?)\s*([KMGT]?)(?:i?B)?\s*", text or "",
+                         re.IGNORECASE | re.ASCII)
+    if not found:
+        raise BadParameters(f"{option} must be a size such as 512M or 8G, not {quote(text, 20)}")
+    size = int(float(found[1]) * MEMORY_UNITS[found[2].upper()])
+    if size > 1 << 44:
+        raise BadParameters(f"{option} {_shown(text)} is more than any machine here has")
+    if size == 0 and not allow_zero:
+        raise BadParameters(f"{option} must be more than 0, not {quote(text, 20)}")
+    return size

@@ -26,6 +26,7 @@ from typing import Callable
 
 from ..solver.errors import BadMove, BadParameters, BadPosition, quote, shown
 from ..solver.games import GAMES, make_game
+from ..solver.params import parse_size as _parse_size
 from ..solver.tiers import default_threads
 from . import analysis
 from .directory import tables_directory, tables_of_board
@@ -55,7 +56,6 @@ OPTIONS = {
 }
 COMMANDS = ("protocol", "game", "newgame", "position", "legal", "show", "go", "analyse", "stop",
             "setoption", "isready", "help", "quit")
-SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 #: the commands that take nothing after them
 BARE = ("protocol", "newgame", "legal", "show", "stop", "isready", "help", "quit")
 
@@ -70,13 +70,7 @@ class OutputClosed(OSError):
 
 def parse_size(text: str, name: str) -> int:
     """'256M', '1G', '1.5G' or a number of bytes (units of 1024), as the commands' --hash."""
-    found = re.fullmatch(r"(\d{1,15}(?:\.\d{1,6})?)([KMGT]?)(?:i?B)?", text or "", re.I)
-    if not found:
-        raise ProtocolError(f"{name} must be a size such as 256M or 1G, not {quote(text, 20)}")
-    size = int(float(found[1]) * SIZE_UNITS[found[2].upper()])
-    if size > 1 << 44:
-        raise ProtocolError(f"{name} {shown(text)} is more than any machine here has")
-    return size
+    return _parse_size(text, name, allow_zero=False)
 
 
 def _whole(text: str, name: str) -> int:
