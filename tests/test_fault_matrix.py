@@ -76,9 +76,9 @@ if point == "tier":                     # solve: before the third tier's work
 elif point == "cluster-tier":           # a solve on a cluster: before the third tier's work
     from sowsolve.solver import cluster
     pause_at(cluster.DaskExecutor, "run", 3)
-elif point == "export":                 # export: while the second slice of rows is formatted
-    from sowsolve.tables import export
-    pause_at(export, "format_block", 2)
+elif point == "export":                 # export: while the second block of rows is made
+    from sowsolve.tables import export, rows
+    pause_at(rows, "block_rows", 2)
     real_handler = export._Stop._handler
     def handler(self, signum, frame):
         noted.append(signum)
