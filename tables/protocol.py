@@ -42,7 +42,7 @@ MAX_LINE = 1 << 16
 POLL_SECONDS = 0.02
 INFO_SECONDS = 1.0
 #: of `go time T`, the time kept back for answering (the search's report, the best line,
-#: the reply read by the other process): the search gets T less this, the answer comes within T
+#: the reply read by the other process): the search gets T less this
 MOVE_OVERHEAD = 0.01
 #: the least time between two `info` lines (a new depth or best move is shown then)
 INFO_EVERY = 0.1
