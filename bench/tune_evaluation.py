@@ -29,7 +29,7 @@ import argparse
 import random
 import sys
 
-from bench_analyse import chosen_move, sample
+from bench_analyse import board_of, chosen_move, sample
 from report import emit, machine
 
 from sowsolve.solver.games import make_game
@@ -38,16 +38,6 @@ from sowsolve.tables.directory import tables_of_board
 from sowsolve.tables.store import open_table
 
 FACTORS = (0, 0.5, 2, -1)
-
-
-def board_of(spec: str) -> tuple[str, dict]:
-    """`zigzag:cols=4,stones=2` -> ("zigzag", {"cols": 4, "stones": 2})."""
-    name, _, rest = spec.partition(":")
-    board = {}
-    for item in filter(None, rest.split(",")):
-        key, _, value = item.partition("=")
-        board[key] = int(value) if value.isdigit() else value
-    return name, board
 
 
 def agreement(analyser, cases, nodes) -> int:
