@@ -40,6 +40,26 @@ from sowsolve.tables.store import open_table
 FACTORS = (0, 0.5, 2, -1)
 
 
+def coordinate_search(weights: list[int], judged, rounds: int):
+    """Each weight in turn times each of FACTORS (a zero weight: 50 times it), kept where
+    `judged(trial)` -> (score, record) beats the best so far; (weights, best score, history of
+    the records of the start and of each improvement)."""
+    best, record = judged(weights)
+    history = [{"weights": list(weights), **record}]
+    for _ in range(rounds):
+        for i in range(len(weights)):
+            for factor in FACTORS:
+                trial = list(weights)
+                trial[i] = int(round(weights[i] * factor)) if weights[i] else int(50 * factor)
+                if trial == weights:
+                    continue
+                score, record = judged(trial)
+                if score > best:
+                    best, weights = score, trial
+                    history.append({"weights": list(weights), **record})
+    return weights, best, history
+
+
 def agreement(analyser, cases, nodes) -> int:
     kept = 0
     for position, truth, values in cases:
@@ -123,22 +143,11 @@ def tune_boards(args) -> None:
 
     first = [int(w) for w in args.start.split(",")] if args.start else list(own)
     weights = list(first)
-    start = rates(weights)
-    best_score = score(start)
-    history = [{"weights": list(weights), "objective": best_score, "kept": [k for k, _ in start]}]
-    for _ in range(args.rounds):
-        for i in range(len(weights)):
-            for factor in FACTORS:
-                trial = list(weights)
-                trial[i] = int(round(weights[i] * factor)) if weights[i] else int(50 * factor)
-                if trial == weights:
-                    continue
-                results = rates(trial)
-                trial_score = score(results)
-                if trial_score > best_score:
-                    best_score, weights = trial_score, trial
-                    history.append({"weights": list(weights), "objective": best_score,
-                                    "kept": [k for k, _ in results]})
+    def judged(trial):
+        results = rates(trial)
+        return score(results), {"objective": score(results), "kept": [k for k, _ in results]}
+
+    weights, best_score, history = coordinate_search(weights, judged, args.rounds)
     report = []
     for b in boards:
         row = {"board": b["game"].describe(), "spec": b["spec"],
@@ -152,7 +161,7 @@ def tune_boards(args) -> None:
     emit({"command": "python bench/tune_evaluation.py " + " ".join(sys.argv[1:]),
           "machine": machine(), "features": list(boards[0]["game"].evaluation.features),
           "objective": args.objective, "nodes": args.nodes, "rounds": args.rounds,
-          "start": {"weights": first, "objective": score(start)},
+          "start": {"weights": first, "objective": history[0]["objective"]},
           "end": {"weights": weights, "objective": best_score},
           "games_own": {"weights": own},
           "boards": report, "steps": history}, args.out)
@@ -206,22 +215,14 @@ def main() -> None:
     first = (fit["weights"] if fit else [int(w) for w in args.start.split(",")] if args.start
              else list(game.evaluation.weights))
     weights = list(first)
+    def judged(trial):
+        analyser.engine.set_weights(trial)
+        kept = agreement(analyser, cases, args.nodes)
+        return kept, {"kept": kept}
+
+    weights, best_score, history = coordinate_search(weights, judged, args.rounds)
+    start_score = history[0]["kept"]
     analyser.engine.set_weights(weights)
-    start_score = best_score = agreement(analyser, cases, args.nodes)
-    history = [{"weights": list(weights), "kept": best_score}]
-    for _ in range(args.rounds):
-        for i in range(len(weights)):
-            for factor in FACTORS:
-                trial = list(weights)
-                trial[i] = int(round(weights[i] * factor)) if weights[i] else int(50 * factor)
-                if trial == weights:
-                    continue
-                analyser.engine.set_weights(trial)
-                score = agreement(analyser, cases, args.nodes)
-                if score > best_score:
-                    best_score, weights = score, trial
-                    history.append({"weights": list(weights), "kept": best_score})
-        analyser.engine.set_weights(weights)
     held = {}
     games_own = list(game.evaluation.weights)
     analyser.engine.set_weights(games_own)
