@@ -8,65 +8,34 @@ from typing import Optional
 
 import typer
 
-from ..solver.errors import BadParameters, BadPosition
-from ..solver.games import GAMES
+from ..solver.errors import BadParameters
 from ..solver.tiers import default_threads
 from ..tables import analysis
 from ..tables import locate
 from ..tables.directory import tables_of_board
 from ..tables.store import open_table
 from . import render
-from .common import ANALYSE_PROVERS, WHOLE, app, clear_errors, emit_json, parse_memory, stop_on_terminate
+from .common import (ANALYSE_PROVERS, GAME_OF_TEXT, WHOLE, app, clear_errors, complete_game, emit_json,
+                     parse_memory, stop_on_terminate)
+from .options import BOARD, board_options
 from .gamehelp import documented
 
 
-def game_of_text(text: str, table: str | None, game_name: str | None = None):
-    """The game and board a position is analysed on: --table's; else that of a finished
-    table of the tables directory whose game and board accept the text; else the smallest
-    board the text can be a position of.  `game_name` (--game): only that game's boards (the
-    text of a game's variants reads alike)."""
+def game_of_text(text: str, table: str | None, game_name: str | None = None,
+                 board: dict | None = None) -> locate.Placement:
+    """The game and board a position is analysed on, and why: --table's; else the board
+    options' (with --game: that game's), else the standard board where the position fits it,
+    else the smallest that holds it (locate.place_position) -- never what the tables
+    directory happens to hold."""
     if table is not None:
-        if game_name is not None:
-            raise BadParameters("name the game with --game or a table with --table, not both")
+        if game_name is not None or board:
+            raise BadParameters("name the game and board with --game and the board options, "
+                                "or a table with --table, not both")
         with open_table(table) as t:
             game = t.game
         locate.parse_for_table(game, text)
-        return game
-    if game_name is not None and game_name not in GAMES:
-        raise BadParameters(f"--game must be one of {', '.join(GAMES)}, not {locate.short(game_name, 20)}")
-    fits = []
-    for entry in locate.readable(locate.scan()):
-        game = entry["_game"]
-        if game_name is not None and game.name != game_name:
-            continue
-        try:
-            game.check_position(game.parse_position(text))
-        except BadPosition:
-            continue
-        fits.append(entry)
-    boards = {(e["_game"].name, repr(e["_game"].parameters())): e["_game"] for e in fits}
-    if len(boards) > 1:
-        # as `query`: a text that fits tables of two games or boards names neither
-        raise BadParameters(f"position {locate.short(text)} fits {len(fits)} tables of "
-                            f"{len(boards)} boards ({locate._names(fits)}); choose one with --table")
-    if boards:
-        return next(iter(boards.values()))
-    if game_name is not None:
-        return _game_on_smallest_board(GAMES[game_name], text)
-    games = locate.guess_games(text)
-    if not games:
-        raise locate.no_position(text)
-    return games[0]
-
-
-def _game_on_smallest_board(entry, text: str):
-    """The game of `entry` on the smallest board whose rules accept the text; else the rules'
-    reason on the first board its shape gives."""
-    game, reason = locate.on_smallest_board(entry, text)
-    if game is not None:
-        return game
-    raise reason or BadPosition(f"{locate.short(text)} is no position of {entry.family} "
-                                f"(like {entry.position_example()!r})")
+        return locate.Placement(game, "the table's board")
+    return locate.place_position(text, game_name, board)
 
 
 class LiveLine:
@@ -100,6 +69,7 @@ class LiveLine:
 
 
 @app.command(short_help="Best moves of any position: exact from tables, else the engine's estimate.")
+@board_options
 @documented("analyse")
 def analyse(
     position: str = typer.Argument(..., help="Position text, e.g. '555555/555555 p - -'."),
@@ -119,13 +89,13 @@ def analyse(
                                           "Monte Carlo search values every move."),
     seed: int = typer.Option(0, "--seed", **WHOLE, help="Order of the moves tried first (0: "
                              "as generated), or the Monte Carlo playouts' random stream."),
-    game_name: Optional[str] = typer.Option(None, "--game", metavar="GAME", help="The position's "
-                                            "game, where its text could be another's (a game's "
-                                            "variants read alike); left out, the "
-                                            "first whose rules accept it."),
+    game_name: Optional[str] = typer.Option(None, "--game", metavar="GAME", help=GAME_OF_TEXT,
+                                            autocompletion=complete_game),
+    board: dict = BOARD,
     table: Optional[str] = typer.Option(None, "--table", help="A table of the position's board "
                                         "(its game and board are the position's); left out, "
-                                        "every table of that board in the tables directory."),
+                                        "every table of the tables directory that holds "
+                                        "positions of that board."),
     memory: str = typer.Option("256M", "--hash", metavar="SIZE", help="Memory of the search's "
                                "transposition table or Monte Carlo trees (64M, 1G, ...); the "
                                f"proof search ({ANALYSE_PROVERS}) takes a quarter as much besides."),
@@ -159,7 +129,8 @@ def analyse(
         leaf_bytes = parse_memory(leaf_memory, "--leaf-memory", allow_zero=True)
         threads = default_threads() if threads is None or threads == 0 else threads
         analysis.check_budget(seconds, nodes, threads, multipv, seed)
-        game = game_of_text(position, table, game_name)
+        placed = game_of_text(position, table, game_name, board)
+        game = placed.game
         parsed = locate.parse_for_game(game, position)
         game.check_position(parsed)
         paths = [table] if table is not None else tables_of_board(game)
@@ -174,13 +145,21 @@ def analyse(
                                           on_status=live, started=started)
             except analysis.Interrupted as stop:
                 live.clear()
-                _print(stop.result, as_json, top)
+                _print(locate.annotate(stop.result, placed), as_json, top)
                 raise KeyboardInterrupt("interrupted: the best found so far is above") from None
         finally:
             for t in opened:
                 t.close()
         live.clear()
-        _print(result, as_json, top)
+        _print(locate.annotate(result, placed, _answering(result, opened)), as_json, top)
+
+
+def _answering(result: dict, opened: list):
+    """The game of the table that answered the position whole, where one did."""
+    for t in opened:
+        if result.get("source") == "table" and result.get("table") == t.path:
+            return t.game
+    return None
 
 
 def _print(result: dict, as_json: bool, top: int | None = None) -> None:

@@ -22,7 +22,7 @@ from ..tables.solving import MAX_SEARCH, check_max_positions, check_threads
 from ..tables.leaves import leaves_from
 from ..tables.export import StdoutClosed, Terminated, export as export_table
 from . import cluster as clusters, render
-from .common import (GAME, GAME_HELP, MAX_POSITIONS, PROVERS, READ_GAME, READ_TABLE, SAMPLES, WHOLE,
+from .common import (GAME, GAME_HELP, GAME_OF_TEXT, MAX_POSITIONS, PROVERS, READ_GAME, READ_TABLE, SAMPLES, WHOLE,
                      ExportFormat, app, clear_errors, complete_game, emit_json, fail, note,
                      parse_memory, scheduler_file_option, scheduler_option, show,
                      stop_on_terminate, tier_bar, workers_option)
@@ -128,12 +128,16 @@ def solve(
 
 
 @app.command(short_help='Value of a position and of each of its moves.')
+@board_options
 @documented("query")
 def query(
     position: str = typer.Argument(..., help=f"Position text, e.g. '{position_example()}'."),
-    table: Optional[str] = typer.Option(None, "--table", help="Table file; left out, the table "
-                                        "of the tables directory whose game and board fit the "
-                                        "position."),
+    table: Optional[str] = typer.Option(None, "--table", help="Table file; left out, a table "
+                                        "of the tables directory that holds the position on "
+                                        "its board (see --game and the board options)."),
+    game_name: Optional[str] = typer.Option(None, "--game", metavar="GAME", help=GAME_OF_TEXT,
+                                            autocompletion=complete_game),
+    board: dict = BOARD,
     max_positions: int = MAX_POSITIONS,
     max_nodes: Optional[int] = typer.Option(None, "--max-nodes", **WHOLE, help=notes("query --max-nodes")),
     stores: Optional[str] = typer.Option(None, "--stores", help=notes("query --stores")),
@@ -146,8 +150,11 @@ def query(
 ):
     """Value and remoteness of a position, and of every legal move, best first.
 
-    Without --table, the position's text picks the table: the one table of the tables directory
-    ($SOWSOLVE_TABLES, else sowsolve-tables) whose game and board accept it.
+    Without --table, the position is read on its board (the board options', else the
+    standard board where it fits, else the smallest that holds it), and a table of the
+    tables directory ($SOWSOLVE_TABLES, else sowsolve-tables) of that board answers it -- or
+    one of a board that holds its positions too (the same pits, fewer stones a pit at the
+    start), which the answer names.
 
     [game notes]
 
@@ -162,12 +169,20 @@ def query(
         if plies is not None and not 1 <= plies <= queries.MAX_LINE:
             raise BadParameters(f"--plies must be from 1 to {queries.MAX_LINE:,}, not "
                                 f"{shown(plies)}")
+        if table is not None and (game_name is not None or board):
+            raise BadParameters("name a table with --table, or a game and board with --game "
+                                "and the board options, not both")
+        found = None
         try:
-            path = table if table is not None else locate.table_for_position(position)
+            if table is None:
+                found = locate.find_table(position, game=game_name, board=board)
+            path = table if table is not None else found.path
             with open_table(path) as t:
                 locate.parse_for_table(t.game, position)
                 result = queries.query(t, position, max_positions, progress=tier_bar,
                                        max_nodes=max_nodes)
+                if found is not None:
+                    found.annotate(result, t.game)
                 if stores is not None:
                     result["result"] = queries.final_result(t, result, stores)
                     result["stores"] = list(result["result"]["given"].values())

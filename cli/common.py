@@ -240,6 +240,11 @@ def complete_game(incomplete: str) -> list[str]:
 
 #: the GAME argument of the commands that name a game and its board
 GAME = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game)
+#: --game of the commands that read a position's text
+GAME_OF_TEXT = ("The position's game, where its text could be another's (a game's variants "
+                "read alike); left out, the first whose rules accept it.  Its board: the board "
+                "options given, else the standard board where the position fits it, else the "
+                "smallest that holds it.")
 
 
 MAX_POSITIONS = typer.Option(DEFAULT_MAX_POSITIONS, "--max-positions", **WHOLE,

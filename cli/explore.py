@@ -13,7 +13,7 @@ import typer
 from ..solver import drawing
 from ..solver.contract import Drawable
 from ..solver.errors import BadMove, BadParameters, quote
-from ..solver.games import GAMES, make_game
+from ..solver.games import make_game
 from ..solver.values import VALUE_KINDS
 from ..tables import query as queries
 from ..tables import locate
@@ -26,28 +26,6 @@ from ..tables.store import open_table
 from .common import GAME_HELP, app, clear_errors, complete_game, emit_json, stop_on_terminate
 from .gamehelp import documented, sides
 from .options import BOARD, board_options
-
-def game_for_text(name: str, board: dict, text: str):
-    """The game `name` on the board the options give; without options, on the smallest board
-    whose positions the text could be (else the standard board, which then names the problem)."""
-    if board:
-        return make_game(name, **board)
-    entry = GAMES.get(name)
-    if entry is None:
-        return make_game(name)                  # unknown: its one sentence
-    first = None
-    for candidate in entry.boards_for_text(text):
-        try:
-            game = entry.build(candidate)
-        except BadParameters:
-            continue
-        try:
-            game.parse_position(text)
-            return game
-        except ValueError:
-            first = first or game               # its parse names what is wrong with the text
-    return first if first is not None else make_game(name)
-
 
 def value_text(result: dict) -> str:
     if result.get("exact") is False:
@@ -67,9 +45,11 @@ def show_command(
                                         "Left out with --game also left out: the table of the "
                                         "tables directory whose game and board fit the position."),
     game: Optional[str] = typer.Option(None, "--game", help=GAME_HELP + " Draw the position on "
-                                       "this game's board, without values (no table read); the "
-                                       "board options choose the board, else the position's "
-                                       "text does.", autocompletion=complete_game),
+                                       "this game's board, without values (no table read).  "
+                                       "The board, with or without --game: the board options "
+                                       "given, else the standard board where the position fits "
+                                       "it, else the smallest that holds it.",
+                                       autocompletion=complete_game),
     board: dict = BOARD,
     svg: Optional[str] = typer.Option(None, "--svg", help="Also write the picture as SVG: a "
                                       "file (written whole or not at all), or - for standard "
@@ -92,21 +72,23 @@ def show_command(
                                 "holds the SVG already")
         if table is not None and (game is not None or board):
             raise BadParameters("name a table with --table, or a game with --game, not both")
-        if board and game is None:
-            given = ", ".join("--" + name.replace("_", "-") for name in board)
-            raise BadParameters(f"board options ({given}) need --game before them")
-        result, path = None, None
+        result, path, placed = None, None, None
         if game is not None:
-            g = game_for_text(game, board, position)
-            pos = locate.parse_for_game(g, position)
-            g.check_position(pos)
+            placed = locate.place_position(position, game, board)
+            g = placed.game
+            pos = g.parse_position(position)
         else:
             try:
-                path = table if table is not None else locate.table_for_position(position)
+                found = None if table is not None else locate.find_table(position, board=board)
+                path = table if table is not None else found.path
                 with open_table(path) as t:
                     locate.parse_for_table(t.game, position)
                     result = queries.query(t, position)
                     g = t.game
+                    if found is not None:
+                        placed = found.placed
+                        found.annotate(result, t.game)
+                        g = placed.game
             except (TableMissing, BeyondTable) as exc:
                 if table is not None and isinstance(exc, TableMissing):
                     raise                    # the --table file named is missing
@@ -122,12 +104,19 @@ def show_command(
             shown = dict(result) if result else {
                 "position": g.format_position(pos), "game": g.name, "description": g.describe(),
                 "parameters": g.parameters(), "moves": [{"move": m} for m in picture.moves]}
+            if placed is not None:
+                shown["board_reason"] = placed.why
             if path is not None:
                 shown["table"] = path
             shown["svg"] = picture_svg
             emit_json(shown)
         elif svg is None or not _is_stdout(svg):
             lines = [drawing.text(picture, marks, colour=sys.stdout.isatty())]
+            if placed is not None and placed.why != "the board given":
+                lines.append(f"board: {g.describe()} ({placed.why})")
+            if result and result.get("table_description"):
+                lines.append(f"table: {path}: {result['table_description']}, which holds "
+                             f"this position too (the same pits)")
             if result:
                 lines.append(f"value: {value_text(result)} for the side to move")
             typer.echo("\n".join(lines))
@@ -199,7 +188,7 @@ def play_command(
                                 "without --table (a table names its own game)")
         if table is None and seconds is not None and (position is not None or game_name is not None):
             from .analyse import game_of_text
-            g = game_of_text(position, None, game_name) if position is not None else make_game(game_name)
+            g = game_of_text(position, None, game_name).game if position is not None else make_game(game_name)
             paths = tables_of_board(g)
             path = paths[0] if paths else None
         elif table is None and position is not None:

@@ -73,8 +73,23 @@ def summary_text(r: dict) -> str:
     return "\n".join(lines)
 
 
+def board_header(r: dict) -> list[str]:
+    """The game and board of an answer and why it is that board; the table that answered,
+    and its board where that is another one holding the same positions."""
+    why = f" ({r['board_reason']})" if r.get("board_reason") else ""
+    if not r.get("table"):
+        return [f"game       {r['description']}{why}"]
+    if r.get("table_description"):
+        return [f"game       {r['description']}{why}",
+                f"table      {r['table']}: {r['table_description']}, which holds this "
+                f"position too (the same pits)"]
+    if why:
+        return [f"game       {r['description']}{why}", f"table      {r['table']}"]
+    return [f"game       {r['description']} (table {r['table']})"]
+
+
 def query_text(r: dict) -> str:
-    lines = [f"game       {r['description']}" + (f" (table {r['table']})" if r.get("table") else ""),
+    lines = [*board_header(r),
              f"position   {r['position']}",
              f"value      {_value(r, r['value'], r['remoteness'])}"]
     if r.get("source") == "proof":
@@ -300,8 +315,7 @@ def analyse_text(r: dict, top: int | None = None) -> str:
     one line."""
     from ..tables.analysis import describe_value
     unit = r.get("unit", "")
-    lines = [f"game       {r['description']}" + (f" (table {r['table']})" if r.get("table") else ""),
-             f"position   {r['position']}"]
+    lines = [*board_header(r), f"position   {r['position']}"]
     if r.get("source") == "table":
         lines.append(f"value      {_value(r, r['value'], r['remoteness'])} (exact: the table)")
     else:

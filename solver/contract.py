@@ -137,6 +137,13 @@ class Game(ABC):
     def parameters(self) -> dict[str, Any]:
         """What, with `name`, rebuilds this game via solver.games.make_game."""
 
+    def shares_tables_with(self, other: "Game") -> bool:
+        """Whether a table of `other`'s board holds positions of this board, each at the index
+        this board's own table gives it (and so the same value): true of the same game on the
+        same board, and of boards that differ only where games begin (the stones a pit at the
+        start), which a game says by overriding this."""
+        return other.name == self.name and other.parameters() == self.parameters()
+
     @abstractmethod
     def describe(self) -> str:
         """A short human description of game and board."""

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 
 from ..solver.contract import Compiled, Game, Playable, proves_first
 from ..solver.values import WIN_LOSS
-from ..solver.errors import BadParameters, quote, shown
+from ..solver.errors import BadParameters, BadPosition, quote, shown
 from ..solver.games import make_game
 from ..cext import engine as _engine, proofsearch as _proofsearch, uct as _uct
 from ..solver.kernels import Control
@@ -145,8 +145,7 @@ class Analyser:
         # the play kernel locates positions as the board's own tables index them (the
         # board's game's, also where `game` is an endgame table's: an endgame table indexed
         # by tiers of its own is not one of them)
-        board_tables = [t for t in tables if t.game.name == game.name
-                        and t.game.parameters() == game.parameters()]
+        board_tables = [t for t in tables if game.shares_tables_with(t.game)]
         self.tables = [t for t in board_tables if t.game.solver.indexing == plain.solver.indexing]
         # such an endgame table (every position of at most D discs) answers the moves to the
         # positions it holds, and ends the proof search's lines as `prove --tables` does
@@ -188,7 +187,11 @@ class Analyser:
         value reaches the kernel unchecked."""
         offered: dict[int, Table] = {}
         for table in self.tables:
-            for tier in table.solved_tiers:
+            tiers = table.solved_tiers
+            if table.game.parameters() != self.game.parameters():
+                board_tiers = set(self.game.tiers())    # a table of more stones a pit has more
+                tiers = [tier for tier in tiers if tier in board_tiers]
+            for tier in tiers:
                 offered.setdefault(tier, table)
         loaded, used, left_out = [], 0, 0
         for tier in sorted(offered, key=lambda t: (self.game.tier_stones(t), t)):
@@ -718,11 +721,18 @@ def check_hash(hash_bytes: int, besides: int = 0) -> None:
                             f"{available / (1 << 30):.1f} GiB of memory available now")
 
 
-def table_answer(table: Table, position) -> dict | None:
+def table_answer(table: Table, position, board: Game | None = None) -> dict | None:
     """The table's own answer for a position it holds (every value exact), shaped as the
-    engine's; None where the table does not hold it."""
+    engine's; None where the table does not hold it.  `board`: the game the position is
+    of, where the table is of another board that holds its positions (the answer names
+    both)."""
     from .query import query
     game = table.game
+    if board is not None and board.parameters() != game.parameters():
+        try:
+            game.check_position(position)   # a position of more stones than its start
+        except BadPosition:
+            return None
     try:
         table.record(position)
     except (NotInTable, BeyondTable):
@@ -730,6 +740,9 @@ def table_answer(table: Table, position) -> dict | None:
     result = query(table, game.format_position(position))
     if result.get("source") != "table":
         return None
+    if board is not None and board.parameters() != game.parameters():
+        result.update(description=board.describe(), parameters=board.parameters(),
+                      table_description=game.describe())
     result["exact"] = True
     for move in result["moves"]:
         move["exact"] = True
@@ -751,8 +764,8 @@ def analyse(position, game: Game | None = None, tables: Sequence[Table] = (), *,
     """The value of a position and of each of its moves, each labelled exact or estimated.
 
     `position` is text or a position object of `game`; text needs no game: the first of
-    `tables` gives it, else the text itself (the smallest board it fits, as the command line
-    reads it).  A table of `tables` that holds the position answers it whole (every value
+    `tables` gives it, else the text itself (the standard board where it fits, else the
+    smallest that holds it, as the command line reads it).  A table of `tables` that holds the position answers it whole (every value
     exact, "source": "table"); else the engine searches it for `seconds` (default 5) or
     `nodes`, on `threads` threads, with those tables' tiers at its leaves ("source": "engine").
     Ctrl-C raises Interrupted, whose `result` is the best found so far.  `seconds` bounds the
@@ -764,21 +777,18 @@ def analyse(position, game: Game | None = None, tables: Sequence[Table] = (), *,
     if game is None and tables:
         game = tables[0].game
     elif game is None:
-        # the game the text is a position of, on the smallest board it fits, as the command
-        # line reads it (text that fits two games' boards, variants written alike: the first)
-        from .locate import guess_games, no_position
+        # the game and board the text is a position of, as the command line reads it (the
+        # standard board where it fits; variants written alike: the first)
+        from .locate import place_position
         if not isinstance(position, str):
             raise BadParameters("name the game (a Game) of a position that is not text")
-        games = guess_games(position)
-        if not games:
-            raise no_position(position)
-        game = games[0]
+        game = place_position(position).game
     if isinstance(position, str):
         position = game.parse_position(position)
     game.check_position(position)
     for table in tables:
-        if table.game.name == game.name and table.game.parameters() == game.parameters():
-            answer = table_answer(table, position)
+        if game.shares_tables_with(table.game):
+            answer = table_answer(table, position, game)
             if answer is not None:
                 return answer
     _LAST_ANALYSER.clear()

@@ -117,7 +117,21 @@ def readable(entries: list[dict]) -> list[dict]:
     return [e for e in entries if e["status"] in ("table", "unfinished")]
 
 
+def sharing_order(game: Game):
+    """Sort key of tables that hold positions of `game`'s board: finished first, then the
+    board's own, its whole table before its endgame tables (the most stones first), then by
+    file name -- so that the same position finds the same table whatever else is there."""
+    def key(entry: dict):
+        own = entry["game"] == game.name and entry["parameters"] == game.parameters()
+        most = entry.get("_max_stones")
+        return (not entry["finished"], not own, most is not None, -(most or 0), entry["file"])
+    return key
+
+
 def tables_of_board(game: Game, directory: str | None = None) -> list[str]:
-    """Paths of the finished tables of this game and board in the directory."""
-    return [e["path"] for e in readable(scan(directory))
-            if e["finished"] and e["game"] == game.name and e["parameters"] == game.parameters()]
+    """Paths of the finished tables in the directory that hold positions of this game and
+    board (Game.shares_tables_with: its own, and those of boards that differ only in the
+    stones of the start), the board's own first."""
+    found = [e for e in readable(scan(directory))
+             if e["finished"] and game.shares_tables_with(e["_game"])]
+    return [e["path"] for e in sorted(found, key=sharing_order(game))]

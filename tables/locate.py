@@ -4,6 +4,7 @@ once and asked about any position.  Nothing here creates or changes a file."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..solver import games as registry
@@ -13,7 +14,7 @@ from .format import CorruptTable, TableMissing
 from .layout import layout_of
 from .solving import default_table_path, table_file_name  # noqa: F401  (re-exported)
 from .directory import (DEFAULT_DIRECTORY, SIDECARS, game_and_board, public, readable,  # noqa: F401
-                                scan, tables_directory, tables_of_board)
+                                scan, sharing_order, tables_directory, tables_of_board)
 
 if TYPE_CHECKING:
     from .store import Table
@@ -52,39 +53,146 @@ def family(game: Game) -> str:
     return registry.entry_of(game).family
 
 
-# --- what a position's text looks like ---------------------------------------------------------
+# --- what a position's text looks like, and the board it is on ----------------------------------
+@dataclass(frozen=True)
+class Placement:
+    """The game and board a position is read on, and why, in words for an answer's header
+    ("the standard board", ...): the board decides which positions can arise, and so which
+    tables answer -- never what else the tables directory holds."""
+    game: Game
+    why: str
+
+
 def guess_games(text: str) -> list[Game]:
-    """The registered games, each on the smallest of the boards its text could be, whose rules
-    accept the text as a position: what a position 'looks like'."""
-    found = (on_smallest_board(entry, text)[0] for entry in registry.GAMES.values())
-    return [game for game in found if game is not None]
+    """The registered games whose rules accept the text as a position, each on the board
+    `place_position` reads it on: what a position 'looks like'."""
+    found = []
+    for entry in registry.GAMES.values():
+        if entry.looks_like(text):
+            placed, _ = _place_in(entry, text, {})
+            if placed is not None:
+                found.append(placed.game)
+    return found
 
 
-def on_smallest_board(entry, text: str) -> tuple[Game | None, BadPosition | None]:
-    """The game of `entry` on the smallest board whose rules accept `text` as a position, or
-    None and the rules' reason on the first board the text's shape gives (None where no board
-    could be built for it). The reason names the board where the text alone gives it, not where
-    it is a guess of the stones a pit."""
-    boards = entry.boards_for_text(text)
-    reason = None
-    for board in boards:
-        try:
-            game = entry.build(board)
-        except BadParameters:
+def place_position(text: str, game: "str | Game | None" = None,
+                   board: dict | None = None) -> Placement:
+    """The board a position's text is read on.  `game`: a registered name (only its boards),
+    or a Game (that board, as given); `board`: the board options given (by parameter name),
+    the rest from the text's shape and the standard board.  Without board options a position
+    that fits the standard board is on it -- a position of a standard game stays on the
+    standard board however few stones are left; else on the smallest board that holds it.
+    Text of two games alike (a game's variants): the first registered, unless `game` says.
+    BadPosition (the rules' reason on the board the text would be on) where no board takes
+    it; BadParameters for a game or board options that do not exist."""
+    if not isinstance(text, str):
+        raise BadPosition(f"a position is text, not {type(text).__name__}")
+    board = {k: v for k, v in (board or {}).items() if v is not None}
+    if isinstance(game, Game):
+        if board:
+            raise BadParameters("a Game names its board: give no board options with it")
+        game.check_position(game.parse_position(text))
+        return Placement(game, "the board given")
+    if game is not None:
+        if not isinstance(game, str) or game not in registry.GAMES:
+            raise BadParameters(f"--game must be one of {', '.join(registry.GAMES)}, not "
+                                f"{short(str(game), 20)}")
+        entries = [registry.GAMES[game]]
+        if not entries[0].looks_like(text):
+            others = [e for e in registry.GAMES.values() if e.family != entries[0].family
+                      and e.looks_like(text)]
+            if others:
+                raise BadPosition(f"the game is {entries[0].family}; that position looks like "
+                                  f"{others[0].family}")
+    else:
+        entries = [e for e in registry.GAMES.values() if e.looks_like(text)]
+        if board:
+            takers = [e for e in entries if set(board) <= {p.name for p in e.parameters}]
+            if entries and not takers:
+                registry.GAMES[entries[0].name].build(board)     # says what it takes
+            entries = takers
+    first_reason = None
+    for entry in entries:
+        placed, reason = _place_in(entry, text, board)
+        if placed is not None:
+            alike = [e for e in entries if e is not entry and e.family == entry.family
+                     and _place_in(e, text, board)[0] is not None]
+            if alike and game is None:
+                placed = Placement(placed.game, f"{placed.why}; --game {alike[0].name} reads it "
+                                   f"as {alike[0].title}")
+            return placed
+        first_reason = first_reason or reason
+    if first_reason is not None:
+        raise first_reason
+    if game is not None:
+        entry = entries[0]
+        raise BadPosition(f"{short(text)} is no position of {entry.family} "
+                          f"(like {entry.position_example()!r})")
+    raise no_position(text)
+
+
+def _place_in(entry, text: str, given: dict) -> tuple[Placement | None, BadPosition | None]:
+    """The board of `entry` that the text is read on (see place_position), or None and the
+    rules' reason on the board it would first be on."""
+    shapes = entry.boards_for_text(text)
+    if not shapes:
+        shapes = [{}]       # not this game's shape: its standard board says what is wrong
+    standard = entry.defaults()
+    # what the text's shape fixes: the parameters every board of that shape agrees on
+    fixed = {k: v for k, v in shapes[0].items() if all(b.get(k) == v for b in shapes)}
+    preferred = {**standard, **fixed, **given}
+    candidates = [preferred] + [{**b, **given} for b in shapes]
+    seen, reason = [], None
+    for parameters in candidates:
+        if parameters in seen:
+            continue
+        seen.append(parameters)
+        game = entry.build(parameters) if given else _built(entry, parameters)
+        if game is None:
             continue
         try:
             game.check_position(game.parse_position(text))
-            return game, None
         except BadPosition as exc:
-            if reason is None:
-                reason = BadPosition(f"{game.describe()}: {exc}" if len(boards) == 1 else str(exc))
+            reason = reason or BadPosition(f"{game.describe()}: {exc}")
+            continue
+        return Placement(game, _why(entry, game, given, fixed, reason)), None
     return None, reason
 
 
+def _built(entry, parameters: dict):
+    try:
+        return entry.build(parameters)
+    except BadParameters:
+        return None
+
+
+def _why(entry, game: Game, given: dict, fixed: dict, refused: BadPosition | None) -> str:
+    """Why the position is on this board, in words."""
+    if refused is not None and given:
+        return f"the board options, the rest the smallest board that holds it ({refused})"
+    if refused is not None:
+        return f"the smallest board that holds it, not the standard one ({refused})"
+    if given:
+        return "the board options"
+    if game.parameters() == entry.build({}).parameters():
+        return "the standard board"
+    standard = [p.help for p in entry.parameters if p.name not in fixed]
+    if not standard:
+        return "the board its text shows"
+    return f"the board its text shows, with the standard {' and '.join(standard)}"
+
+
+def on_smallest_board(entry, text: str) -> tuple[Game | None, BadPosition | None]:
+    """The game of `entry` on the board `place_position` reads the text on, or None and the
+    rules' reason."""
+    placed, reason = _place_in(entry, text, {})
+    return (placed.game if placed is not None else None), reason
+
+
 def no_position(text: str) -> BadPosition:
-    """Why `text` is no position of any game: the rules' own reason on the smallest board of
-    the first game whose position text it looks like (too many stones, stacks apart, ...), else
-    what the games' positions look like."""
+    """Why `text` is no position of any game: the rules' own reason on the board of the first
+    game whose position text it looks like (too many stones, stacks apart, ...), else what the
+    games' positions look like."""
     for entry in registry.GAMES.values():
         if entry.looks_like(text):
             game, reason = on_smallest_board(entry, text)
@@ -158,44 +266,68 @@ def _names(entries: list[dict], limit: int = 4) -> str:
 
 
 # --- which table answers -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Found:
+    """The table that answers a position, and the board the position is on."""
+    path: str
+    placed: Placement
+
+    def annotate(self, result: dict, table_game: Game) -> dict:
+        """An answer of the table, saying the board the position is on and why ("board_reason"),
+        and the table's board where it is another ("table_description")."""
+        return annotate(result, self.placed, table_game)
+
+
+def annotate(result: dict, placed: Placement, table_game: Game | None = None) -> dict:
+    """`result` (a query's or an analysis's) naming the board `placed` chose and why, and the
+    board of the table that answered where it is another one holding the same positions."""
+    game = placed.game
+    result.update(description=game.describe(), parameters=game.parameters(),
+                  board_reason=placed.why)
+    if table_game is not None and table_game.parameters() != game.parameters():
+        result["table_description"] = table_game.describe()
+    return result
+
+
 def table_for_position(text: str, directory: str | None = None,
-                       entries: list[dict] | None = None) -> str:
-    """The one table of the directory whose game and board accept the position (`entries`:
-    the directory's scan, where the caller keeps one)."""
+                       entries: list[dict] | None = None, game: "str | Game | None" = None,
+                       board: dict | None = None) -> str:
+    """The path of the table of the directory that answers the position (see find_table)."""
+    return find_table(text, directory, entries, game, board).path
+
+
+def find_table(text: str, directory: str | None = None, entries: list[dict] | None = None,
+               game: "str | Game | None" = None, board: dict | None = None) -> Found:
+    """The table of the directory that answers a position: the position is read on its board
+    first (place_position: `game`, `board` as there), then answered by a table of that board,
+    else by one of a board that holds its positions too (Game.shares_tables_with), finished
+    first, the board's own first, then by file name -- the same answer whatever else the
+    directory holds.  `entries`: the directory's scan, where the caller keeps one."""
     directory = directory or tables_directory()
     check_directory(directory)
+    placed = place_position(text, game, board)
+    wanted = placed.game
     entries = scan(directory) if entries is None else entries
     tables = readable(entries)
     fits, beyond = [], []
     for entry in tables:
-        game = entry["_game"]
+        table_game = entry["_game"]
+        if not wanted.shares_tables_with(table_game):
+            continue
         try:
-            position = game.parse_position(text)
-            game.check_position(position)
-            if entry.get("_max_stones") is not None and game.tier_stones(
-                    layout_of(game).address(game, position)[0]) > entry["_max_stones"]:
-                beyond.append(entry)    # that endgame table says so, if no table holds it
-                continue
+            position = table_game.parse_position(text)
+            table_game.check_position(position)
         except BadPosition:
+            continue                # a smaller board's table, of fewer stones than this
+        if entry.get("_max_stones") is not None and table_game.tier_stones(
+                layout_of(table_game).address(table_game, position)[0]) > entry["_max_stones"]:
+            beyond.append(entry)    # that endgame table says so, if no table holds it
             continue
         fits.append(entry)
-    if not fits and beyond:
-        return max(beyond, key=lambda e: e["_max_stones"])["path"]
-    whole = [e for e in fits if e.get("_max_stones") is None]
-    if len(whole) == 1 and all(e["game"] == whole[0]["game"] and e["parameters"] == whole[0]["parameters"]
-                               for e in fits):
-        fits = whole                # a board's whole table before its endgame tables
-    finished = [e for e in fits if e["finished"]]
-    if len(fits) == 1 or len(finished) == 1:
-        return (finished or fits)[0]["path"]
     if fits:
-        raise BadParameters(f"position {short(text)} fits {len(fits)} tables in {directory} "
-                            f"({_names(fits)}); choose one with --table")
-    games = guess_games(text)
-    if not games:
-        # what is wrong with the text, or why it cannot arise on the board its shape gives
-        # (not on the board of some table of the directory that it does not fit)
-        raise no_position(text)
+        return Found(sorted(fits, key=sharing_order(wanted))[0]["path"], placed)
+    if beyond:
+        return Found(max(beyond, key=lambda e: (e["_max_stones"], e["file"]))["path"], placed)
     damaged = [e for e in entries if e["status"] not in ("table", "unfinished")
                and e["file"].endswith(".sqlite")]
     if damaged:         # the table that would answer may be the damaged one: never pass it over
@@ -207,9 +339,45 @@ def table_for_position(text: str, directory: str | None = None,
         others = f"the directory holds {len(tables)} other table{'s' if len(tables) != 1 else ''}: {_names(tables)}"
     else:
         others = _no_tables(directory)
-    raise TableMissing(f"no table in {tables_directory_label(directory)} answers {short(text)}: "
-                       f"looked for {_looked_for(games)}, and {others}; solve one with "
-                       f"`{solve_command(games[0])}` or name a table file with --table")
+    also = _read_otherwise(text, placed, tables, game)
+    least = _least_holding(text, wanted)
+    raise TableMissing(f"no table in {tables_directory_label(directory)} answers {short(text)} "
+                       f"on {wanted.describe()} ({placed.why}): looked for "
+                       f"{_looked_for([least])}, and {others}{also}; solve one with "
+                       f"`{solve_command(least)}` or name a table file with --table")
+
+
+def _least_holding(text: str, game: Game) -> Game:
+    """The smallest board whose tables hold the position of `game`'s board (the fewest stones
+    a pit that a table can have and still hold it): the table to solve."""
+    entry = registry.entry_of(game)
+    for board in entry.boards_for_text(text):
+        candidate = _built(entry, board)
+        if candidate is None or not game.shares_tables_with(candidate):
+            continue
+        try:
+            candidate.check_position(candidate.parse_position(text))
+        except BadPosition:
+            continue
+        return candidate
+    return game
+
+
+def _read_otherwise(text: str, placed: Placement, tables: list[dict], game) -> str:
+    """Where a table of another game of the family (a variant written alike) holds the text,
+    the --game that reads it so."""
+    if game is not None:
+        return ""
+    for entry in tables:
+        other = entry["_game"]
+        if other.name == placed.game.name or family(other) != family(placed.game):
+            continue
+        try:
+            other.check_position(other.parse_position(text))
+        except BadPosition:
+            continue
+        return f" ({entry['file']} holds it read as {other.name}: add --game {other.name})"
+    return ""
 
 
 def tables_directory_label(directory: str) -> str:
@@ -273,31 +441,28 @@ class Tables:
         self.directory = directory or tables_directory()
         check_directory(self.directory)
         entries = scan(self.directory)
-        if game is not None:        # only this game's tables (a Game: of its board too)
-            if isinstance(game, str) and game not in registry.GAMES:
-                registry.make_game(game)        # an unknown name: one sentence
-            elif not isinstance(game, (str, Game)):
-                raise BadParameters(f"a game is a registered name or a Game, not {type(game).__name__}")
-
-            def wanted(e: dict) -> bool:
-                if e["status"] not in ("table", "unfinished"):
-                    return True
-                if isinstance(game, str):
-                    return e["game"] == game
-                return e["game"] == game.name and e["parameters"] == game.parameters()
-            entries = [e for e in entries if wanted(e)]
+        if isinstance(game, str) and game not in registry.GAMES:
+            registry.make_game(game)        # an unknown name: one sentence
+        elif game is not None and not isinstance(game, (str, Game)):
+            raise BadParameters(f"a game is a registered name or a Game, not {type(game).__name__}")
+        #: the game (a Game: and its board) positions are read as, where the text of a
+        #: position fits two games (variants written alike); None: the first that takes it
+        self.game = game
         self._entries = entries
         self._open: dict[str, "Table"] = {}
 
     @property
     def paths(self) -> list[str]:
-        """The readable tables of the directory."""
-        return [entry["path"] for entry in readable(self._entries)]
+        """The readable tables of the directory (of the game, where one was given)."""
+        game = self.game
+        return [entry["path"] for entry in readable(self._entries)
+                if game is None or (entry["game"] == game if isinstance(game, str)
+                                    else game.shares_tables_with(entry["_game"]))]
 
     def table_for(self, position: str) -> "Table":
         """The open table that answers `position` (text)."""
         from .store import open_table
-        path = table_for_position(position, self.directory, self._entries)
+        path = table_for_position(position, self.directory, self._entries, self.game)
         if path not in self._open:
             self._open[path] = open_table(path)
         return self._open[path]

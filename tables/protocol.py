@@ -518,7 +518,7 @@ class EngineProtocol:
         try:
             result = None
             for table in self.tables:
-                result = analysis.table_answer(table, position)
+                result = analysis.table_answer(table, position, self.game)
                 if result is not None:
                     _table_line(table, position, result)
                     break

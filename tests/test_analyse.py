@@ -544,15 +544,21 @@ def test_sigterm_is_one_sentence_and_143(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_text_that_fits_two_boards_names_neither(tmp_path):
-    """As `query`: with tables of two boards that both accept the text, analyse refuses."""
+def test_a_text_of_two_games_reads_as_the_first_whatever_the_tables(tmp_path):
+    """As `query`: with tables of both Diffusion variants that accept the text, analyse reads it
+    as v1, answered by v1's table; --game diffusion-v2 by v2's."""
     solve_to(tmp_path / "diffusion-cols4-stones2.sqlite", "diffusion", cols=4, stones=2)
     solve_to(tmp_path / "diffusion-v2-cols4-stones5.sqlite", "diffusion-v2", cols=4, stones=5)
     env = {"SOWSOLVE_TABLES": str(tmp_path)}
-    query = run_cli("query", "2222/2222 A", env=env)
-    done = run_cli("analyse", "2222/2222 A", "--nodes", "100", env=env)
-    assert query.returncode == 2 and done.returncode == 2, done.stderr
-    assert "choose one with --table" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    for game, table in ((None, "diffusion-cols4-stones2.sqlite"),
+                        ("diffusion-v2", "diffusion-v2-cols4-stones5.sqlite")):
+        chosen = ["--game", game] if game else []
+        query = run_cli("query", "2222/2222 A", "--json", *chosen, env=env)
+        done = run_cli("analyse", "2222/2222 A", "--nodes", "100", "--json", *chosen, env=env)
+        assert query.returncode == 0 and done.returncode == 0, done.stderr
+        for answer in (json.loads(query.stdout), json.loads(done.stdout)):
+            assert answer["table"] == str(tmp_path / table)
+            assert answer["game"] == (game or "diffusion")
 
 
 def test_a_final_position_reads_cleanly(tmp_path):
@@ -628,7 +634,7 @@ def test_game_chooses_between_variants_written_alike(tmp_path):
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["description"].startswith(expected)
     wrong = run_cli("analyse", "444444/444444 A", "--game", "overflow", "--nodes", "10", env=env)
-    assert wrong.returncode == 2 and "no position of Overflow" in wrong.stderr
+    assert wrong.returncode == 2 and "the game is Overflow; that position looks like Diffusion" in wrong.stderr
     played = run_cli("play", "--game", "diffusion-v2", "--time", "0.05", input="quit\n", env=env)
     assert played.returncode == 0 and "Diffusion v2, 2x6" in played.stdout, played.stderr
     alone = run_cli("play", "--game", "diffusion-v2", input="quit\n", env=env)

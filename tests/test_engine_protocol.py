@@ -207,8 +207,11 @@ def test_analyse_prints_the_object_of_analyse_json(tmp_path):
     ours = json.loads(engine.line())
     theirs = json.loads(subprocess.run(
         [sys.executable, "-c", "from sowsolve.cli.entry import main; main()", "analyse", position,
-         "--nodes", "3000", "--threads", "1", "--json"], capture_output=True, text=True,
-        check=True, env=env).stdout)
+         "--game", "diffusion", "--cols", "4", "--stones", "2", "--nodes", "3000", "--threads", "1", "--json"],
+        capture_output=True, text=True, check=True, env=env).stdout)
+    # the command line says why the position is on that board; the engine's board is the one
+    # its game command names
+    assert theirs.pop("board_reason") == "the board options" and "board_reason" not in ours
     for volatile in (ours, theirs):
         for key in ("seconds", "nodes_per_second"):
             volatile["search"].pop(key)

@@ -115,11 +115,17 @@ def test_a_damaged_table_is_never_passed_over(tmp_path):
 def test_two_tables_that_fit_are_told_apart_by_the_game(tmp_path):
     sowsolve.solve("diffusion", cols=4, stones=2, table=str(tmp_path / "v1.sqlite"))
     sowsolve.solve("diffusion-v2", cols=4, stones=2, table=str(tmp_path / "v2.sqlite"))
-    with sowsolve.open_tables(str(tmp_path)) as both:
-        with pytest.raises(sowsolve.BadParameters, match="fits 2 tables"):
-            both.get("2222/2222 A")             # ambiguous: never a quiet None
-    with sowsolve.open_tables(str(tmp_path), game="diffusion-v2") as v2, \
-            sowsolve.open_table(str(tmp_path / "v2.sqlite")) as table:
+    with sowsolve.open_tables(str(tmp_path)) as both, \
+            sowsolve.open_table(str(tmp_path / "v1.sqlite")) as v1_table:
+        # text of both: read as the first game, v1, whatever else the directory holds
+        assert both.get("2222/2222 A") == v1_table.probe("2222/2222 A")
+    (tmp_path / "only-v2").mkdir()
+    (tmp_path / "v2.sqlite").rename(tmp_path / "only-v2" / "v2.sqlite")
+    with sowsolve.open_tables(str(tmp_path / "only-v2")) as only_v2:
+        with pytest.raises(sowsolve.TableMissing, match="--game diffusion-v2"):
+            only_v2.probe("2222/2222 A")        # never the other game's answer, quietly
+    with sowsolve.open_tables(str(tmp_path / "only-v2"), game="diffusion-v2") as v2, \
+            sowsolve.open_table(str(tmp_path / "only-v2" / "v2.sqlite")) as table:
         assert v2.probe("2222/2222 A") == table.probe("2222/2222 A")
     with pytest.raises(sowsolve.BadParameters, match="unknown game"):
         sowsolve.open_tables(str(tmp_path), game="chess")

@@ -142,6 +142,12 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable, Provabl
     def parameters(self) -> dict:
         return {"cols": self.cols, "stones": self.stones}
 
+    def shares_tables_with(self, other) -> bool:
+        """The stones a pit at the start say only where games begin: a position is stored at
+        the same index, with the same value, in every table of these pits (a table of fewer
+        stones a pit holds the positions of up to its start's stones)."""
+        return other.name == self.name and getattr(other, "cols", None) == self.cols
+
     def describe(self) -> str:
         return (f"Diffusion v{self.variant}, 2x{self.cols}, {self.stones} "
                 f"{'stone' if self.stones == 1 else 'stones'} per pit")

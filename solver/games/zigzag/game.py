@@ -218,6 +218,12 @@ class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable, Columna
     def parameters(self) -> dict:
         return {"cols": self.cols, "stones": self.stones}
 
+    def shares_tables_with(self, other) -> bool:
+        """The seeds a pit at the start say only where games begin: a position is stored at
+        the same index, with the same value, in every table of these pits (a table of fewer
+        seeds a pit holds the positions of up to its start's seeds)."""
+        return other.name == self.name and getattr(other, "cols", None) == self.cols
+
     def describe(self) -> str:
         return f"Zig Zag, 2x{self.cols}, {self.stones} {'seed' if self.stones == 1 else 'seeds'} per pit"
 
