@@ -32,6 +32,9 @@ class Prover:
     @property
     def replaced(self) -> int:
         """Entries pushed out of a full bucket so far."""
+    @property
+    def techniques(self) -> dict[str, bool]: ...
+    def set_techniques(self, hints: bool = True, epsilon: bool = True, weak: bool = False) -> None: ...
     def release(self) -> None:
         """Free the search's table (its proof drawn); a later call that reads it raises RuntimeError."""
     def count_depths(self) -> None:

@@ -185,6 +185,17 @@ cdef struct Search:
     int finished            # a thread proved the root: the others stop
     uint8_t *busy           # 1 << BUSY_BITS counters, by key; a shared slot only misleads the choice
     int64_t *depth_counts   # positions expanded by the search at each depth (NULL: not counted)
+    # Techniques, each switchable so that the bench measures what it pays (bench/
+    # bench_proof_techniques.py; the defaults are the ones that pay):
+    # - hints: the game's first guess of a new position's numbers (df-pn+), else (1, 1);
+    # - epsilon: the 1 + epsilon trick on the child's delta threshold, else plain df-pn's
+    #   "the second best plus one";
+    # - weak: weak proof numbers (Ueda et al. 2008), delta the children's largest phi plus one
+    #   for each other child not yet lost, instead of their sum, which counts a position reached
+    #   by several moves once per move (it does not pay here: more expansions on every board)
+    int no_hints
+    int no_epsilon
+    int weak
     # Drawing a proof (one thread): which entries the walk has been at, a byte a bucket, bit
     # 2 * slot + role (the winner to move: 1), so that the walk needs no set of its own beside
     # the table (NULL while searching).  While it is set, `store` pushes out an unproved entry
@@ -375,17 +386,20 @@ cdef int expand(Worker *w, uint64_t key, uint64_t *child, uint32_t *hint, uint32
 
 
 cdef inline void child_numbers(Search *s, uint64_t key, uint32_t *phi, uint32_t *delta) noexcept nogil:
-    """(phi, delta) of a child: the table's, else the game's hint (final positions at once),
-    else (1, 1)."""
+    """(phi, delta) of a child: the table's, else the game's hint (final positions at once;
+    without hints, only those), else (1, 1)."""
     if not look_up(s, key, phi, delta) and s.game.proof_hint != NULL:
-        s.game.proof_hint(s.game.ctx, key, phi, delta)
+        if s.game.proof_hint(s.game.ctx, key, phi, delta) == 0 and s.no_hints:
+            phi[0] = 1
+            delta[0] = 1
 
 
-cdef inline uint32_t child_delta_threshold(uint32_t th_phi, uint32_t next_best) noexcept nogil:
+cdef inline uint32_t child_delta_threshold(const Search *s, uint32_t th_phi,
+                                           uint32_t next_best) noexcept nogil:
     """The delta a child may reach before its sibling next_best is the better one: a little
     beyond it (1 + epsilon), never past this position's own threshold."""
     cdef uint64_t grown = <uint64_t>next_best + 1
-    if next_best < INF:
+    if next_best < INF and not s.no_epsilon:
         grown = max(grown, (<uint64_t>next_best * (EPSILON_DEN + EPSILON_NUM) + EPSILON_DEN - 1) // EPSILON_DEN)
     return <uint32_t>min(<uint64_t>th_phi, grown)
 
@@ -401,9 +415,9 @@ cdef int mid(Worker *w, uint64_t key, uint32_t th_phi, uint32_t th_delta, int de
     cdef uint32_t *cdelta
     cdef uint32_t *hint
     cdef uint32_t phi = 0, delta = 0, best_delta, second, third, th_c_phi, th_c_delta, limit
-    cdef uint32_t read_phi, read_delta
+    cdef uint32_t read_phi, read_delta, most = 0
     cdef uint64_t grown
-    cdef int n, i, best, alternative, pick, err = 0
+    cdef int n, i, best, alternative, pick, err = 0, open_children = 0
     cdef int64_t start = w.expanded
     if depth >= MAX_DEPTH:
         return ERR_DEPTH
@@ -431,6 +445,9 @@ cdef int mid(Worker *w, uint64_t key, uint32_t th_phi, uint32_t th_delta, int de
         if not look_up(s, child[i], &cphi[i], &cdelta[i]) and s.game.proof_hint != NULL:
             cphi[i] = hint[2 * i]
             cdelta[i] = hint[2 * i + 1]
+            if s.no_hints and cphi[i] != 0 and cdelta[i] != 0:
+                cphi[i] = 1         # not final: no guess
+                cdelta[i] = 1
     while True:
         delta = 0
         best = 0
@@ -438,8 +455,15 @@ cdef int mid(Worker *w, uint64_t key, uint32_t th_phi, uint32_t th_delta, int de
         best_delta = INF
         second = INF
         third = INF
+        most = 0
+        open_children = 0
         for i in range(n):
-            delta = sat_add(delta, cphi[i])
+            if s.weak:
+                if cphi[i] != 0:
+                    open_children += 1
+                    most = max(most, cphi[i])
+            else:
+                delta = sat_add(delta, cphi[i])
             if cdelta[i] < best_delta:
                 third = second
                 second = best_delta
@@ -452,6 +476,8 @@ cdef int mid(Worker *w, uint64_t key, uint32_t th_phi, uint32_t th_delta, int de
                 alternative = i
             elif cdelta[i] < third:
                 third = cdelta[i]
+        if s.weak and open_children > 0:
+            delta = sat_add(most, <uint32_t>(open_children - 1))
         phi = best_delta
         if phi >= th_phi or delta >= th_delta or err != 0:
             break
@@ -474,10 +500,15 @@ cdef int mid(Worker *w, uint64_t key, uint32_t th_phi, uint32_t th_delta, int de
                     and byte_load(busy_slot(s, child[alternative])) == 0):
                 pick = alternative
                 limit = <uint32_t>min(2 * <uint64_t>best_delta + 1, <uint64_t>third)
-        # the child's phi adds to this delta; its delta is this phi
-        grown = <uint64_t>th_delta + cphi[pick] - delta
+        # the child's phi adds to this delta (weak: this delta reaches th_delta when the
+        # child's phi, or a sibling's, reaches it less one for each other open child); its
+        # delta is this phi
+        if s.weak:
+            grown = <uint64_t>th_delta - (open_children - 1) if th_delta < INF else INF
+        else:
+            grown = <uint64_t>th_delta + cphi[pick] - delta
         th_c_phi = INF if grown >= INF else <uint32_t>grown
-        th_c_delta = child_delta_threshold(th_phi, limit)
+        th_c_delta = child_delta_threshold(s, th_phi, limit)
         err = mid(w, child[pick], th_c_phi, th_c_delta, depth + 1)
         if s.parallel:
             for i in range(n):
@@ -689,6 +720,22 @@ cdef class Prover:
         free(self.s.locks)
         free(self.s.busy)
         free(self.s.depth_counts)
+
+    @property
+    def techniques(self) -> dict:
+        """Which of the search's switchable techniques are on (see Search): hints, epsilon,
+        weak."""
+        return {"hints": not self.s.no_hints, "epsilon": not self.s.no_epsilon,
+                "weak": bool(self.s.weak)}
+
+    def set_techniques(self, hints: bool = True, epsilon: bool = True, weak: bool = False):
+        """Switch the techniques (before a search starts: a table searched one way is
+        searched on the same way)."""
+        if self.running or self.s.nodes:
+            raise RuntimeError("techniques are chosen before the search starts")
+        self.s.no_hints = not hints
+        self.s.no_epsilon = not epsilon
+        self.s.weak = weak
 
     def release(self):
         """Free the search's table now (its proof drawn, the sort and the write of a large

@@ -117,7 +117,7 @@ def solve(
             solved = solving.solve(g, table=path, threads=threads, executor=executor,
                                    max_stones=max_stones, progress=tier_bar,
                                    max_positions=max_positions, force=force, allow_large=True,
-                                   on_estimate=lambda e: note(render.estimate_text(e)),
+                                   on_estimate=lambda e: note(render.estimate_text(e, max_stones)),
                                    work=work)
         result = solved.as_dict()
         if solved.solved_now and on_cluster:
@@ -184,7 +184,8 @@ def query(
                 if found is not None:
                     found.annotate(result, t.game)
                 if stores is not None:
-                    result["result"] = queries.final_result(t, result, stores)
+                    result["result"] = queries.final_result(
+                        t, result, stores, found.placed.game if found is not None else None)
                     result["stores"] = list(result["result"]["given"].values())
                 if show_line or plies is not None:
                     walk = queries.line(t, position, plies, max_positions, progress=tier_bar)

@@ -60,7 +60,8 @@ def show_command(
     """Draw a position: in the terminal as text, and with --svg as an SVG picture.
 
     With a table, each legal move is marked by the value it leads to for the side playing it
-    (win green, loss red, draw or margin 0 yellow) and its remoteness.
+    (win green, loss red, draw or margin 0 yellow) and its remoteness.  Where no table of the
+    tables directory holds the position, it is drawn without values, and says so.
 
     [game notes]
 
@@ -72,7 +73,7 @@ def show_command(
                                 "holds the SVG already")
         if table is not None and (game is not None or board):
             raise BadParameters("name a table with --table, or a game with --game, not both")
-        result, path, placed = None, None, None
+        result, path, placed, unvalued = None, None, None, None
         if game is not None:
             placed = locate.place_position(position, game, board)
             g = placed.game
@@ -90,10 +91,13 @@ def show_command(
                         found.annotate(result, t.game)
                         g = placed.game
             except (TableMissing, BeyondTable) as exc:
-                if table is not None and isinstance(exc, TableMissing):
-                    raise                    # the --table file named is missing
-                raise type(exc)(f"{exc}; `sowsolve show ... --game GAME` draws it without "
-                                f"values, `sowsolve analyse` values it with the engine") from None
+                if table is not None:
+                    raise                    # the --table file named is missing, or lacks it
+                # no table holds it: drawn without values, and said so
+                unvalued = str(exc)
+                result, path = None, None
+                placed = locate.place_position(position, None, board)
+                g = placed.game
             pos = g.parse_position(position)
         picture = drawable(g, "show").picture(pos)
         marks = drawing.marks_from_query(result) if result else {}
@@ -106,6 +110,9 @@ def show_command(
                 "parameters": g.parameters(), "moves": [{"move": m} for m in picture.moves]}
             if placed is not None:
                 shown["board_reason"] = placed.why
+            if unvalued is not None:
+                shown["values"] = None          # drawn without values: no table holds it
+                shown["note"] = unvalued
             if path is not None:
                 shown["table"] = path
             shown["svg"] = picture_svg
@@ -119,6 +126,9 @@ def show_command(
                              f"this position too (the same pits)")
             if result:
                 lines.append(f"value: {value_text(result)} for the side to move")
+            elif unvalued is not None:
+                lines.append("values: none here, no table holds this position (`sowsolve "
+                             "analyse` values it with the engine)")
             typer.echo("\n".join(lines))
 
 
@@ -193,13 +203,15 @@ def play_command(
             path = paths[0] if paths else None
         elif table is None and position is not None:
             try:
-                path = locate.table_for_position(position)  # the table that fits it, as query finds
+                found = locate.find_table(position)  # the table that holds it, as query finds
             except TableMissing as exc:
                 raise TableMissing(f"{exc}; or play the engine with --time SECONDS") from None
+            path, g = found.path, found.placed.game     # the position's board, as query names it
         else:
             path = table if table is not None else only_table()
         with (open_table(path) if path is not None else contextlib.nullcontext()) as t:
-            g = drawable(t.game if t is not None else g, "play")
+            g = drawable(g if t is None or (position is not None and table is None) else t.game,
+                         "play")
             text = position if position is not None else g.format_position(g.initial())
             locate.parse_for_table(g, text)
             current = g.parse_position(text)

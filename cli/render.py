@@ -55,7 +55,8 @@ def _value(r: dict, value, remoteness) -> str:
 
 
 def summary_text(r: dict) -> str:
-    lines = [f"{r['description']}: {r['positions_per_side']:,} positions stored"]
+    lines = [f"{r['description']}{_endgame(r.get('max_stones'))}: {r['positions_per_side']:,} "
+             f"positions stored"]
     for start in r["start"]:
         lines.append(f"  {start['position']}: {_value(r, start['value'], start['remoteness'])} "
                      f"for the side to move")
@@ -275,14 +276,19 @@ def tables_text(r: dict) -> str:
     return "\n".join([f"tables in {r['directory']}:", fmt(head)] + [fmt(row) for row in rows])
 
 
-def estimate_text(e: dict) -> str:
+def _endgame(max_stones: int | None) -> str:
+    """An endgame table's limit, after the board's description."""
+    return "" if max_stones is None else f" (endgame table: at most {max_stones} on the board)"
+
+
+def estimate_text(e: dict, max_stones: int | None = None) -> str:
     """One line: what a solve will take."""
     positions = f"{count_text(e['positions'])} positions" if e["positions_exact"] else \
         (f"at most {count_text(e['positions'])} positions (how many the search reaches is "
          f"unknown before it runs)")
     lower = (f" (the tiers it reads on disk, mapped: ~{size_short(e['lower_on_disk'])} "
              f"while it runs)" if e.get("lower_on_disk") else "")
-    return (f"estimate for {e['description']}: {positions}, peak memory "
+    return (f"estimate for {e['description']}{_endgame(max_stones)}: {positions}, peak memory "
             f"~{size_short(e['peak_memory'])}{lower}, table ~{size_short(e['table_bytes'])} on "
             f"disk, time ~{duration(e['seconds'])} ({e['basis']})")
 

@@ -728,15 +728,12 @@ def table_answer(table: Table, position, board: Game | None = None) -> dict | No
     both)."""
     from .query import query
     game = table.game
-    if board is not None and board.parameters() != game.parameters():
-        try:
-            game.check_position(position)   # a position of more stones than its start
-        except BadPosition:
-            return None
     try:
+        if board is not None and board.parameters() != game.parameters():
+            game.check_position(position)   # a position of more stones than its start
         table.record(position)
-    except (NotInTable, BeyondTable):
-        return None
+    except (NotInTable, BeyondTable, BadPosition):
+        return None         # (a table of fewer stones a pit: more than its start holds)
     result = query(table, game.format_position(position))
     if result.get("source") != "table":
         return None

@@ -137,11 +137,16 @@ def _place_in(entry, text: str, given: dict) -> tuple[Placement | None, BadPosit
     shapes = entry.boards_for_text(text)
     if not shapes:
         shapes = [{}]       # not this game's shape: its standard board says what is wrong
-    standard = entry.defaults()
-    # what the text's shape fixes: the parameters every board of that shape agrees on
+    standard = entry.build({}).parameters()
+    # what the text's shape fixes: the parameters every board of that shape agrees on; a
+    # text of the standard board's shape is on the standard board where it fits (a position
+    # of a standard game, however few stones are left), any other on the smallest board that
+    # holds it
     fixed = {k: v for k, v in shapes[0].items() if all(b.get(k) == v for b in shapes)}
-    preferred = {**standard, **fixed, **given}
-    candidates = [preferred] + [{**b, **given} for b in shapes]
+    standard_shape = all(_same(entry, k, v, standard.get(k)) for k, v in fixed.items())
+    candidates = [{**b, **given} for b in shapes]
+    if standard_shape:
+        candidates.insert(0, {**entry.defaults(), **given})
     seen, reason = [], None
     for parameters in candidates:
         if parameters in seen:
@@ -155,8 +160,19 @@ def _place_in(entry, text: str, given: dict) -> tuple[Placement | None, BadPosit
         except BadPosition as exc:
             reason = reason or BadPosition(f"{game.describe()}: {exc}")
             continue
-        return Placement(game, _why(entry, game, given, fixed, reason)), None
+        return Placement(game, _why(entry, game, given, standard_shape, reason)), None
     return None, reason
+
+
+def _same(entry, name: str, value, standard) -> bool:
+    """Whether a parameter's value as the text's shape gives it is the standard board's (a
+    grid size is written as text: compared as the game reads it)."""
+    if value == standard:
+        return True
+    try:
+        return entry.build({name: value}).parameters().get(name) == standard
+    except BadParameters:
+        return False
 
 
 def _built(entry, parameters: dict):
@@ -166,20 +182,18 @@ def _built(entry, parameters: dict):
         return None
 
 
-def _why(entry, game: Game, given: dict, fixed: dict, refused: BadPosition | None) -> str:
+def _why(entry, game: Game, given: dict, standard_shape: bool, refused: BadPosition | None) -> str:
     """Why the position is on this board, in words."""
-    if refused is not None and given:
-        return f"the board options, the rest the smallest board that holds it ({refused})"
-    if refused is not None:
-        return f"the smallest board that holds it, not the standard one ({refused})"
     if given:
-        return "the board options"
+        return ("the board options" if refused is None else
+                f"the board options, the rest the smallest board that holds it ({refused})")
     if game.parameters() == entry.build({}).parameters():
         return "the standard board"
-    standard = [p.help for p in entry.parameters if p.name not in fixed]
-    if not standard:
+    if standard_shape and refused is not None:
+        return f"the smallest board that holds it, not the standard one ({refused})"
+    if len(entry.boards_for_text(game.format_position(game.initial()))) <= 1:
         return "the board its text shows"
-    return f"the board its text shows, with the standard {' and '.join(standard)}"
+    return "the smallest board of its shape whose start holds it"
 
 
 def on_smallest_board(entry, text: str) -> tuple[Game | None, BadPosition | None]:
@@ -341,10 +355,30 @@ def find_table(text: str, directory: str | None = None, entries: list[dict] | No
         others = _no_tables(directory)
     also = _read_otherwise(text, placed, tables, game)
     least = _least_holding(text, wanted)
+    beyond = _beyond_this_machine(least, directory)
+    solve = (f"solve one with `{solve_command(least)}` or name a table file with --table"
+             if beyond is None else f"no table of it can be solved here ({beyond})")
     raise TableMissing(f"no table in {tables_directory_label(directory)} answers {short(text)} "
                        f"on {wanted.describe()} ({placed.why}): looked for "
-                       f"{_looked_for([least])}, and {others}{also}; solve one with "
-                       f"`{solve_command(least)}` or name a table file with --table")
+                       f"{_looked_for([least])}, and {others}{also}; {solve}")
+
+
+def _beyond_this_machine(game: Game, directory: str) -> str | None:
+    """Why a whole table of `game`'s board cannot be solved on this machine (solve's own
+    estimate refuses it), in words; None where it can."""
+    from ..solver.estimate import check_machine, estimate
+    try:
+        est = check_machine(estimate(game), directory if os.path.isdir(directory) else ".")
+    except (BadParameters, ValueError, OSError) as exc:
+        return str(exc)
+    if est.fits:
+        return None
+    if "unknown" in est.too_large:
+        return f"`{solve_command(game)}` would search an unknown number of positions"
+    days = est.seconds / 86400
+    return (f"`{solve_command(game)}` is estimated at {est.positions:,} positions, "
+            + (f"{days:,.0f} days" if days >= 2 else f"{est.seconds / 3600:,.1f} hours")
+            + f" and {est.peak_memory / 2**30:,.0f} GiB of memory")
 
 
 def _least_holding(text: str, game: Game) -> Game:
@@ -396,9 +430,11 @@ def table_for_game(game: Game, directory: str | None = None) -> str:
     for entry in readable(scan(directory)):
         if entry["game"] == game.name and entry["parameters"] == game.parameters():
             return entry["path"]
+    beyond = _beyond_this_machine(game, directory)
     raise TableMissing(f"no table of {game.describe()} in {tables_directory_label(directory)} "
-                       f"(looked for {table_file_name(game)}); solve it with "
-                       f"`{solve_command(game)}` or name a table file with --table")
+                       f"(looked for {table_file_name(game)}); "
+                       + (f"solve it with `{solve_command(game)}` or name a table file with --table"
+                          if beyond is None else f"no table of it can be solved here ({beyond})"))
 
 
 def resolve_read_table(table: str | None, game: str | None = None, board: dict | None = None,

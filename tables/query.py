@@ -183,9 +183,11 @@ def line(table: Table, text, plies: int | None = None, max_search: int = DEFAULT
     return {"line": steps, "end": end, "value_kind": kind.name}
 
 
-def final_result(table: Table, query_result: dict, stores: str) -> dict:
+def final_result(table: Table, query_result: dict, stores: str, board=None) -> dict:
     """Score games: the end of the game from the stores already filled ("P,p") and the margin
-    the side to move secures from here on (the game's own rule, Game.final_result)."""
-    game = table.game
+    the side to move secures from here on (the game's own rule, Game.final_result).  `board`:
+    the game the position is of, where the table is of another board holding its positions
+    (the seeds of the game are that board's)."""
+    game = table.game if board is None else board
     return game.final_result(game.parse_position(query_result["position"]), stores,
                              query_result["value"])

@@ -81,3 +81,33 @@ def random_walk(game, rng, plies: int):
             break
         position = game.play(position, rng.choice(moves))
     return position
+
+
+#: node ids of tests/slow-tests.txt: moved to `slow` by measurement (see the file)
+SLOW_TESTS = frozenset(line.strip() for line in
+                       (pathlib.Path(__file__).parent / "slow-tests.txt").read_text().splitlines()
+                       if line.strip() and not line.startswith("#"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark `slow` the tests tests/slow-tests.txt lists (by node id from the repository)."""
+    for item in items:
+        nodeid = item.nodeid if item.nodeid.startswith("tests/") else "tests/" + item.nodeid
+        if nodeid in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_configure(config):
+    """The tests never read the user's tables: $SOWSOLVE_TABLES (else sowsolve-tables in the
+    folder the tests run from, where the README's first solve puts a table) is an empty folder
+    of the run's own, unless a test names another."""
+    import os
+    import tempfile
+    config._sowsolve_tables = tempfile.TemporaryDirectory(prefix="sowsolve-test-tables-")
+    os.environ["SOWSOLVE_TABLES"] = config._sowsolve_tables.name
+
+
+def pytest_unconfigure(config):
+    held = getattr(config, "_sowsolve_tables", None)
+    if held is not None:
+        held.cleanup()

@@ -28,6 +28,7 @@ def test_solve_then_solve_again_does_nothing(tmp_path):
 
 def test_solve_writes_the_default_table(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SOWSOLVE_TABLES")      # the default: sowsolve-tables in this folder
     result = run("solve", "diffusion", "--cols", 2, "--stones", 2)
     assert result.exit_code == 0, result.output
     assert (tmp_path / "sowsolve-tables" / "diffusion-cols2-stones2.sqlite").exists()

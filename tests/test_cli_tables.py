@@ -61,11 +61,11 @@ def one_sentence(result, code=2):
 
 
 @pytest.mark.parametrize("text, file, board, description", [
-    # a 2x4 text is on the 2x4 board with the standard 4 stones a pit; the table of 2 stones a
-    # pit holds its positions of up to 16 stones, and answers for it
-    ("2222/2222 A", "diffusion-cols4-stones2.sqlite", "Diffusion v1, 2x4, 4 stones per pit",
+    # a 2x4 text is on the smallest 2x4 board whose start holds it; the table of 2 stones a
+    # pit holds every position of up to 16 stones, and answers for the 1-stone board too
+    ("2222/2222 A", "diffusion-cols4-stones2.sqlite", "Diffusion v1, 2x4, 2 stones per pit",
      "Diffusion v1, 2x4, 2 stones per pit"),
-    ("1201/0110 B", "diffusion-cols4-stones2.sqlite", "Diffusion v1, 2x4, 4 stones per pit",
+    ("1201/0110 B", "diffusion-cols4-stones2.sqlite", "Diffusion v1, 2x4, 1 stone per pit",
      "Diffusion v1, 2x4, 2 stones per pit"),
     # nobody has captured: all 8 seeds of a 2-seed start, which no standard 5-seed start has
     ("22/22 p - -", "zigzag-cols2-stones2.sqlite", "Zig Zag, 2x2, 2 seeds per pit",

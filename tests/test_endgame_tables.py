@@ -185,14 +185,14 @@ def test_an_endgame_limit_that_keeps_every_position_is_refused(tmp_path):
 def test_table_choice_skips_tables_where_a_position_cannot_arise(tmp_path, monkeypatch):
     """Zig Zag: with tables of 2x2 with 1, 2 and 3 seeds per pit in the tables directory, a
     position is answered by a table where it can arise: nobody has captured exactly while
-    every seed of the start is on the board, and after a capture fewer are.  A position with
-    no capture is on the board of its seeds; one after a capture on the standard board (5
-    seeds a pit), answered by the table of the fewest seeds that holds it."""
+    every seed of the start is on the board, and after a capture fewer are.  A position is
+    on the smallest board that holds it (2x2 is not the standard board's shape), answered by
+    that board's table."""
     monkeypatch.setenv("SOWSOLVE_TABLES", str(tmp_path))
     for stones in (1, 2, 3):
         assert run("solve", "zigzag", "--cols", 2, "--stones", stones).exit_code == 0
-    for text, board, stones in (("11/11 p - -", 1, 1), ("22/22 p - -", 2, 2), ("22/22 p - P", 5, 3),
-                                ("31/22 p - p", 5, 3), ("10/10 p - P", 5, 1)):
+    for text, board, stones in (("11/11 p - -", 1, 1), ("22/22 p - -", 2, 2), ("22/22 p - P", 3, 3),
+                                ("31/22 p - p", 3, 3), ("10/10 p - P", 1, 1)):
         answer = run("query", text, "--json")
         assert answer.exit_code == 0, (text, answer.output)
         q = json.loads(answer.stdout)

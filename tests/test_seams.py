@@ -249,3 +249,18 @@ def test_the_project_names_no_directory_of_the_machine_it_was_measured_on():
                     if machine_path.search(line):
                         found.append(f"{path.relative_to(root)}:{number}")
     assert found == []
+
+
+def test_every_test_listed_slow_exists():
+    """tests/slow-tests.txt names tests by node id: a renamed test would quietly rejoin the
+    everyday subset, so each listed name must be a test function (and parameter id) of its file."""
+    from conftest import SLOW_TESTS
+    assert len(SLOW_TESTS) >= 20
+    for nodeid in SLOW_TESTS:
+        path, _, name = nodeid.partition("::")
+        function, _, parameters = name.partition("[")
+        tree = ast.parse((ROOT / path).read_text())
+        names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        assert function in names, nodeid
+        if parameters:
+            assert re.fullmatch(r"[\w./+-]+\]", parameters), nodeid
