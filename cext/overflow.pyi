@@ -46,6 +46,8 @@ class OverflowKernel:
         """(heights, side) of a packed position."""
     def unpack_many(self, keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
         """(heights, sides) of packed positions, each checked."""
+    #: whether the proof search's guesses look one move ahead (a win at once is proved)
+    lookahead: bool
     def proof_hint_of(self, key: int) -> tuple[bool, int, int]:
         """(final, phi, delta) the proof search reads of a packed position before expanding it."""
     def children(self, key: int) -> int | list[int]:

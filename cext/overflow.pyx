@@ -17,6 +17,7 @@ cimport numpy as cnp
 
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
+    int __builtin_ctzll(unsigned long long x) nogil
 
 from kernel_api cimport (PROOF_INF, GameKernel, PlayKernel, REC_LOSS, REC_MAKE, REC_OUTCOME, REC_WIN,
                          SOWSOLVE_KERNEL_CAPSULE, SOWSOLVE_PLAY_CAPSULE, SignalPoll, poll_signals,
@@ -48,6 +49,9 @@ cdef struct OvCtx:
     int8_t source[8][MAXC]     # source[s][j]: the cell whose stack lands on cell j under symmetry s
     uint8_t swaps[8]           # symmetry s swaps the houses
     int keyable
+    # the proof search's guesses look one move ahead where that move can end the game at once
+    # (hint_of_heights): on by default, off to measure what it pays
+    int no_lookahead
 
 
 cdef struct Move:
@@ -96,61 +100,66 @@ cdef inline int final_outcome(const OvCtx *c, uint64_t occ, int side) noexcept n
     return 0
 
 
-cdef int gen_moves(const OvCtx *c, const uint8_t *h, uint64_t occ, Move *out) noexcept nogil:
-    """Legal moves of a position whose houses are both occupied."""
-    cdef int n = 0, cell, d, x, length, lead, empty, best, first, i, stack
+cdef inline int stack_moves(const OvCtx *c, const uint8_t *h, uint64_t occ, int cell, Move *out,
+                            int n) noexcept nogil:
+    """Append the legal moves of the stack on `cell` to out[n:]; the new count."""
+    cdef int d, x, length, lead, empty, best = 0, first = n, i, stack = h[cell]
     cdef uint64_t line, rest
     cdef bint rest_ok
-    for cell in range(c.ncells):
-        stack = h[cell]
-        if stack == 0:
+    if stack == 0:
+        return n
+    rest = occ & ~bit(cell)
+    for d in range(NDIR):
+        x = cell
+        length = 0
+        lead = 0
+        empty = 0
+        line = 0
+        while length < stack:
+            x = c.step[x][d]
+            if x < 0:
+                break
+            length += 1
+            line |= bit(x)
+            if h[x] == 0:
+                empty = 1
+            elif not empty:
+                lead += 1
+        if length == 0:
             continue
-        rest = occ & ~bit(cell)
-        best = 0
-        first = n
-        for d in range(NDIR):
-            x = cell
-            length = 0
-            lead = 0
-            empty = 0
-            line = 0
-            while length < stack:
-                x = c.step[x][d]
-                if x < 0:
-                    break
-                length += 1
-                line |= bit(x)
-                if h[x] == 0:
-                    empty = 1
-                elif not empty:
-                    lead += 1
-            if length == 0:
-                continue
-            if length < stack and empty:
-                if one_group(c, rest | line):
-                    out[n].cell = cell
-                    out[n].direction = d
-                    out[n].kind = OVERFLOW
-                    out[n].reach = 0
-                    n += 1
-            elif lead > 0:
+        if length < stack and empty:
+            if one_group(c, rest | line):
                 out[n].cell = cell
                 out[n].direction = d
-                out[n].kind = CONTAINED
-                out[n].reach = lead
+                out[n].kind = OVERFLOW
+                out[n].reach = 0
                 n += 1
-                if lead > best:
-                    best = lead
-        if best:
-            # keep the overflow moves and the contained moves that reach furthest, if the
-            # emptied cell leaves one group (the same test for every contained direction)
-            rest_ok = one_group(c, rest)
-            i = first
-            for x in range(first, n):
-                if out[x].kind == OVERFLOW or (rest_ok and out[x].reach == best):
-                    out[i] = out[x]
-                    i += 1
-            n = i
+        elif lead > 0:
+            out[n].cell = cell
+            out[n].direction = d
+            out[n].kind = CONTAINED
+            out[n].reach = lead
+            n += 1
+            if lead > best:
+                best = lead
+    if best:
+        # keep the overflow moves and the contained moves that reach furthest, if the
+        # emptied cell leaves one group (the same test for every contained direction)
+        rest_ok = one_group(c, rest)
+        i = first
+        for x in range(first, n):
+            if out[x].kind == OVERFLOW or (rest_ok and out[x].reach == best):
+                out[i] = out[x]
+                i += 1
+        n = i
+    return n
+
+
+cdef int gen_moves(const OvCtx *c, const uint8_t *h, uint64_t occ, Move *out) noexcept nogil:
+    """Legal moves of a position whose houses are both occupied."""
+    cdef int n = 0, cell
+    for cell in range(c.ncells):
+        n = stack_moves(c, h, occ, cell, out, n)
     return n
 
 
@@ -261,6 +270,37 @@ cdef inline int hint_of(const OvCtx *c, uint64_t occ, int side, uint32_t *phi,
     return 0
 
 
+cdef inline bint wins_at_once(const OvCtx *c, const uint8_t *h, uint64_t occ, int side) noexcept nogil:
+    """Whether the side to move of a position that is not over wins with one move: a move
+    empties only its own cell, so the other house must hold exactly one stack, and a move of
+    that stack must leave no disc on that house."""
+    cdef uint64_t theirs = occ & (c.dark if side == 0 else c.light), after
+    cdef Move moves[NDIR]
+    cdef uint8_t child[MAXC]
+    cdef int n, i
+    if __builtin_popcountll(theirs) != 1:
+        return False
+    n = stack_moves(c, h, occ, __builtin_ctzll(theirs), moves, 0)
+    for i in range(n):
+        after = apply_move(c, h, occ, moves[i], child)
+        if after & (c.dark if side == 0 else c.light) == 0:
+            return True
+    return False
+
+
+cdef inline int hint_of_heights(const OvCtx *c, const uint8_t *h, uint64_t occ, int side,
+                                uint32_t *phi, uint32_t *delta) noexcept nogil:
+    """hint_of, one move further where it is cheap: a position whose side to move wins with
+    one move (wins_at_once) is proved at once, as a final one is (1; it is then never
+    expanded: a third of the positions the search expanded were such, 4x4 and 3x5)."""
+    cdef int found = hint_of(c, occ, side, phi, delta)
+    if found or c.no_lookahead or not wins_at_once(c, h, occ, side):
+        return found
+    phi[0] = 0
+    delta[0] = PROOF_INF
+    return 1
+
+
 cdef int expand_key(const void *ctx, uint64_t key, uint64_t *child_key, uint32_t *child_hint,
                     uint16_t *final_record) noexcept nogil:
     return expand_packed(<const OvCtx *>ctx, NULL, key, child_key, child_hint, final_record)
@@ -275,7 +315,7 @@ cdef int proof_hint(const void *ctx, uint64_t key, uint32_t *phi, uint32_t *delt
     delta[0] = 1
     if side < 0:
         return 0
-    return hint_of(c, occupancy(c, h), side, phi, delta)
+    return hint_of_heights(c, h, occupancy(c, h), side, phi, delta)
 
 
 cdef void perft_rec(const OvCtx *c, const uint8_t *h, int depth, int ply, int64_t *counts,
@@ -600,6 +640,15 @@ cdef class OverflowKernel:
             memcpy(&hv[i, 0], h, self.ncells)
             sv[i] = side
         return heights, sides
+
+    @property
+    def lookahead(self) -> bool:
+        """Whether the proof search's guesses look one move ahead (hint_of_heights)."""
+        return not self.ctx.no_lookahead
+
+    @lookahead.setter
+    def lookahead(self, bint value):
+        self.ctx.no_lookahead = not value
 
     def proof_hint_of(self, uint64_t key):
         """(final, phi, delta) the proof search reads of a packed position before expanding it."""
@@ -997,7 +1046,7 @@ cdef int expand_packed(const OvCtx *c, const LeafCtx *lc, uint64_t key, uint64_t
         child_key[i] = canonical(c, child, side ^ 1)
         if child_hint != NULL:
             # the hint does not depend on the symmetry: houses swap with the side bit
-            hint_of(c, child_occ, side ^ 1, &child_hint[2 * i], &child_hint[2 * i + 1])
+            hint_of_heights(c, child, child_occ, side ^ 1, &child_hint[2 * i], &child_hint[2 * i + 1])
             if leaves:
                 tiers[i] = leaf_tier(lc, child, child_occ, side ^ 1, &index[i])
                 if tiers[i] >= 0:

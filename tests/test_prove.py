@@ -473,9 +473,11 @@ def test_a_proof_with_positions_its_lines_never_reach_is_refused(proof_3x4, tmp_
 def test_the_search_s_hint_knows_the_end_as_the_rules_do(table_3x4):
     """Overflow's proof hint (read before a position is expanded) calls a position final
     exactly when the reference rules end the game there, with the rules' winner, and else
-    gives numbers of at least 1."""
+    gives numbers of at least 1 -- without its lookahead, which also proves the wins at once
+    (tests/test_proof_techniques.py)."""
     game, path = table_3x4
     kernel = game.kernel()
+    kernel.lookahead = False
     finals = 0
     with open_table(path) as table:
         for position in sampled_positions(table, random.Random(3), 40):
@@ -487,6 +489,7 @@ def test_the_search_s_hint_knows_the_end_as_the_rules_do(table_3x4):
                 assert (phi, delta) == ((0, proofs.INFINITY) if outcome == "win" else (proofs.INFINITY, 0))
             else:
                 assert phi >= 1 and delta >= 1
+    kernel.lookahead = True
     assert finals > 0
 
 
