@@ -8,6 +8,9 @@ JSON, one entry per target.
     python bench/project_split.py bench/results/split-zigzag-18.json --target 30 --target 60 \\
         [--memory-gb 256] [--round-ms 5] [--out FILE]
 
+With --stones K, the whole table of 2x6 with K seeds a pit instead (its positions are the
+standard board's of fewer than 12K seeds, and its start: the same tiers' sizes).
+
 Memory per worker: its block of the largest tier (5 bytes a position) and, mapped, every tier
 below it (2 bytes a position, read at random by captures: page cache each worker needs for
 speed, which is what grows past any machine at the full board).
@@ -30,7 +33,8 @@ RECORD_BYTES = 2           # a lower tier's record
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("measured")
-    parser.add_argument("--target", type=int, action="append", required=True)
+    parser.add_argument("--target", type=int, action="append", default=[])
+    parser.add_argument("--stones", type=int, help="the whole table of 2x6 with this many seeds a pit")
     parser.add_argument("--memory-gb", type=float, default=256.0)
     parser.add_argument("--round-ms", type=float, default=5.0)
     parser.add_argument("--out")
@@ -40,7 +44,11 @@ def main() -> None:
     run = measured["runs"][0]
     workers_then = len(run["split"]["worker_peak_own_memory"])
     tiers = run["split"]["cluster"]["split_score_tiers"]["by_tier"]
-    game = make_game("zigzag")
+    game = make_game("zigzag", **({"stones": args.stones} if args.stones else {}))
+    if args.stones:
+        args.target = [game.total]
+    elif not args.target:
+        parser.error("give --target (seeds) or --stones")
     big = [t for t in tiers if t["positions"] >= 10**7]
     # work per position per worker: the slowest part's seconds, less its waiting, times the
     # workers, over the positions (the largest tiers: what a projection scales)
@@ -53,7 +61,7 @@ def main() -> None:
     rounds = np.array([t["rounds"] for t in tiers], dtype=float)
     slope, intercept = np.polyfit(seeds, rounds, 1)
     out = {"command": "python bench/project_split.py " + args.measured.split("bench/")[-1] + " "
-           + " ".join(f"--target {t}" for t in args.target)
+           + (f"--stones {args.stones}" if args.stones else " ".join(f"--target {t}" for t in args.target))
            + f" --memory-gb {args.memory_gb:g} --round-ms {args.round_ms:g}",
            "measured": {"file": args.measured.split("/")[-1], "workers": workers_then,
                         "work_seconds_per_position_per_worker": float(f"{work:.3g}"),
@@ -74,7 +82,7 @@ def main() -> None:
             workers = None
         else:
             workers = max(1, math.ceil(WORKING_BYTES * sizes[top] / room))
-        entry = {"max_stones": target, "positions": sum(sizes.values()),
+        entry = {"board": game.describe(), "max_stones": target, "positions": sum(sizes.values()),
                  "largest_tier": sizes[top], "lower_tiers_of_it": lower,
                  "lower_tiers_bytes_per_worker": mapped,
                  "fits": workers is not None}

@@ -22,7 +22,7 @@ from ..tables.solving import MAX_SEARCH, check_max_positions, check_threads
 from ..tables.leaves import leaves_from
 from ..tables.export import StdoutClosed, Terminated, export as export_table
 from . import cluster as clusters, render
-from .common import (GAME, GAME_HELP, GAME_OF_TEXT, MAX_POSITIONS, PROVERS, READ_GAME, READ_TABLE, SAMPLES, WHOLE,
+from .common import (GAME, GAME_HELP, GAME_OF_TEXT, MAX_POSITIONS, PROVE_GAME, PROVERS, READ_GAME, READ_TABLE, SAMPLES, WHOLE,
                      ExportFormat, app, clear_errors, complete_game, emit_json, fail, note,
                      parse_memory, scheduler_file_option, scheduler_option, show,
                      stop_on_terminate, tier_bar, workers_option)
@@ -200,7 +200,7 @@ def query(
         show(result, as_json, render.query_text)
 
 
-@app.command(short_help='Write every position of a table as CSV or JSON lines.')
+@app.command(short_help='Write every position of a table as CSV, JSON lines or Parquet.')
 @board_options
 @documented("export", "export --format csv --out t.csv --max-stones 6",
             "export --table T.sqlite --format jsonl --out -",
@@ -433,7 +433,7 @@ def check(
 @board_options
 @documented("prove", "check --proof 3x4.proof")
 def prove(
-    game: str = GAME,
+    game: str = PROVE_GAME,
     board: dict = BOARD,
     position: Optional[str] = typer.Option(None, "--position", help="Position to prove; left out, "
                                            "the start."),

@@ -240,6 +240,9 @@ def complete_game(incomplete: str) -> list[str]:
 
 #: the GAME argument of the commands that name a game and its board
 GAME = typer.Argument(..., help=GAME_HELP, autocompletion=complete_game)
+#: `prove`'s GAME: only the games the proof search proves
+PROVE_GAME = typer.Argument(..., help=f"Game: {', '.join(n for n, e in GAMES.items() if e.solver.proves)} "
+                            f"(the games the proof search proves).", autocompletion=complete_game)
 #: --game of the commands that read a position's text
 GAME_OF_TEXT = ("The position's game, where its text could be another's (a game's variants "
                 "read alike); left out, the first whose rules accept it.  Its board: the board "

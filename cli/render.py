@@ -376,7 +376,8 @@ def analyse_text(r: dict, top: int | None = None) -> str:
             speed = search.get("nodes_per_second")
             what = (f"depth {search['depth']}, {search['nodes']:,} positions in "
                     f"{search['seconds']:.2f} s (")
-            speed_text = f"{speed / 1e6:.2f} M/s, " if speed else ""
+            speed_text = ("" if not speed else f"{speed / 1e6:.2f} M/s, " if speed >= 1e5
+                          else f"{speed / 1e3:.1f} k/s, ")
         lines.append(f"search     {what}" + speed_text
                      + f"{search['threads']} thread{'s' if search['threads'] != 1 else ''})"
                      + (f"; tables at the leaves: {search['leaf_tiers']} tiers"
