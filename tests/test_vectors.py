@@ -10,6 +10,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
+from conftest import documentation
 from sowsolve.cli.app import app
 from sowsolve.solver.games import GAMES, make_game, vector_file
 
@@ -365,10 +366,10 @@ CLAIMS = readme_claims() + [c for c in SUMMARY if not (c[2] or "").startswith(("
 
 
 def test_the_readme_summary_was_read_and_its_endgame_tables_measured():
-    """Every row of the README's table of results was parsed (nine boards), and the endgame
+    """Every row of the README's table of results was parsed (ten boards), and the endgame
     table it names is the measured one (bench/results/zigzag-scale.json, or for the standard
     board solved out of core, out-of-core-zigzag-S.json)."""
-    assert len(SUMMARY) == 9
+    assert len(SUMMARY) == 10
     assert [c[:3] for c in SUMMARY if c[2] == "proved"] == [("overflow", {"size": "4x5"}, "proved")]
     scale = json.loads((HERE.parent / "bench" / "results" / "zigzag-scale.json").read_text())
     endgames = [c for c in SUMMARY if (c[2] or "").startswith("max-stones")]
@@ -413,3 +414,27 @@ def test_vectors_not_solved_in_tests_are_the_readmes(name, entry):
     key = position_key(name, entry["parameters"], entry["position"])
     claimed = [fields for n, p, pos, fields in CLAIMS if position_key(n, p, pos) == key]
     assert claimed and {"value", "remoteness"} <= set(claimed[0]), f"the README does not state {key}"
+
+
+def test_the_2x6_two_seed_solve_is_the_measured_one():
+    """docs/results.md's whole 2x6 board with 2 seeds a pit is bench/results/zigzag-2x6-k2.json:
+    positions, time, memory, size, the start's value and moves, the check."""
+    run = json.loads((HERE.parent / "bench" / "results" / "zigzag-2x6-k2.json").read_text())
+    text = " ".join(documentation().split())
+    found = re.search(r"\*\*2x6 with 2 seeds a pit, whole\*\* .*? ([\d,]+) positions in ([\d.]+) "
+                      r"min .*? resident set ([\d.]+) GB at peak with them, the table ([\d.]+) GB "
+                      r".*? \*\*a loss by (\d) for p, the first mover: game over in (\d+) plies\*\* "
+                      r"\((\w) or (\w); .*? checksums of all ([\d,]+) blocks and checked ([\d,]+) "
+                      r"positions", text)
+    assert found, "docs/results.md gives the 2x6 solve with 2 seeds a pit"
+    solve, start, check = run["solve"], run["start"]["result"], run["check"]["result"]
+    assert int(found[1].replace(",", "")) == solve["result"]["positions_per_side"]
+    hours, minutes, seconds = (float(x) for x in solve["wall"].split(":"))
+    assert float(found[2]) == round(hours * 60 + minutes + seconds / 60, 1)
+    assert float(found[3]) == round(solve["peak_rss_kb"] * 1024 / 1e9, 1)
+    assert float(found[4]) == round(solve["result"]["size_on_disk"] / 1e9, 1)
+    assert (-int(found[5]), int(found[6])) == (start["value"], start["remoteness"])
+    assert [found[7], found[8]] == start["best"]
+    assert int(found[9].replace(",", "")) == check["blocks"] and check["failure_count"] == 0
+    assert int(found[10].replace(",", "")) == check["positions_verified"]
+    assert solve["exit"] == 0 and run["check"]["exit"] == 0
