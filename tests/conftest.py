@@ -90,10 +90,11 @@ SLOW_TESTS = frozenset(line.strip() for line in
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark `slow` the tests tests/slow-tests.txt lists (by node id from the repository)."""
+    """Mark `slow` the tests tests/slow-tests.txt lists (by node id from the repository; a
+    parametrized test's name without parameters: every one of them)."""
     for item in items:
         nodeid = item.nodeid if item.nodeid.startswith("tests/") else "tests/" + item.nodeid
-        if nodeid in SLOW_TESTS:
+        if nodeid in SLOW_TESTS or nodeid.split("[", 1)[0] in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
 
 
@@ -111,3 +112,10 @@ def pytest_unconfigure(config):
     held = getattr(config, "_sowsolve_tables", None)
     if held is not None:
         held.cleanup()
+
+
+@pytest.fixture(autouse=True)
+def _own_tables_directory(monkeypatch, tmp_path_factory):
+    """Each test starts with $SOWSOLVE_TABLES an empty folder of its own (a test that names
+    another, or none, says so itself): no test reads tables another test left behind."""
+    monkeypatch.setenv("SOWSOLVE_TABLES", str(tmp_path_factory.mktemp("sowsolve-tables")))

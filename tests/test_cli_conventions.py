@@ -359,12 +359,15 @@ def test_an_empty_table_path_and_a_long_number_are_said_as_given(tmp_path):
 
 
 @pytest.mark.parametrize("text, words", [
-    ("2222/222 A", "the top row has 4 pits, this board has 6 (read as Diffusion v1, 2x6"),
-    ("1111/1111/111 L", "has 3 rows separated by '/', this board has 6 (read as Overflow, 6x6"),
-    ("55555/555555 p - -", "the top row has 5 cells, this board has 6 (read as Zig Zag, 2x6")])
+    ("2222/222 A", "Diffusion v1, 2x6, 4 stones per pit: position '2222/222 A': the top row has "
+                   "4 pits, this board has 6"),
+    ("1111/1111/111 L", "Overflow, 6x6: position '1111/1111/111 L' has 3 rows separated by '/', "
+                        "this board has 6"),
+    ("55555/555555 p - -", "Zig Zag, 2x6, 5 seeds per pit: position '55555/555555 p - -': the "
+                           "top row has 5 cells, this board has 6")])
 def test_a_malformed_position_near_one_game_says_what_is_wrong(text, words):
-    """Where the side to move names one game's players, that game's rules say what is wrong,
-    not the list of every game's example."""
+    """Where the side to move names one game's players, that game's rules say what is wrong
+    on its standard board (named), not the list of every game's example."""
     import subprocess
     import sys
     run = subprocess.run([sys.executable, "-c", "from sowsolve.cli.entry import main; main()",

@@ -244,10 +244,13 @@ def test_a_table_answers_the_positions_it_holds(tmp_path):
                                                  (signal.SIGINT, 130, "interrupted")])
 def test_sigterm_and_ctrl_c_end_it_in_one_sentence(tmp_path, signum, code, words):
     engine = Engine("zigzag", "--threads", "1", cwd=tmp_path)
-    engine.send("go infinite")
-    engine.until("info")
-    engine.process.send_signal(signum)
-    got, stderr = engine.process.wait(timeout=20), engine.process.stderr.read()
+    try:
+        engine.send("go infinite")
+        engine.until("info")
+        engine.process.send_signal(signum)
+        got, stderr = engine.process.wait(timeout=20), engine.process.stderr.read()
+    finally:
+        engine.process.kill()          # never left searching on a core after the test
     assert got == code
     assert stderr.count("\n") == 1 and words in stderr and "Traceback" not in stderr
 
