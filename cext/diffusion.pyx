@@ -650,16 +650,20 @@ cdef class DiffusionKernel:
         hcode = []
         for h in range(2):
             codes = np.arange(6 ** int(self.ctx.m[h]), dtype=np.int64)
-            digits = np.zeros((codes.size, MAX_PITS), dtype=np.int64)
+            # in bytes (a move's byte is a << 5 | full, at most 5 << 5 | 31): a board of 16
+            # pits has 6^8 codes a half, and 64-bit columns took seconds to build
+            digits = np.zeros((codes.size, MAX_PITS), dtype=np.uint8)
+            full = np.zeros((codes.size, MAX_PITS), dtype=np.uint8)
             nonzero = np.zeros(codes.size, dtype=np.int64)
             turned = np.zeros(codes.size, dtype=np.int64)
             for pos in range(self.ctx.m[h]):
                 pit = self.ctx.half_pits[h][pos]
                 digit = (codes // 6 ** int(pos)) % 6
                 digits[:, pit] = digit
+                full[:, pit] = digit == MAX_STONES
                 nonzero |= (digit > 0).astype(np.int64) << pit
                 turned += digit * self.ctx.turned_weight[pit]
-            moves = np.zeros((codes.size, MAX_PITS), dtype=np.int64)
+            moves = np.zeros((codes.size, MAX_PITS), dtype=np.uint8)
             for p in range(self.npits):
                 if self.ctx.half_of[p] == h:
                     moves[:, p] = digits[:, p] << SLOTS
@@ -669,7 +673,7 @@ cdef class DiffusionKernel:
                         if h == 0:
                             moves[:, p] |= 1 << j
                     elif self.ctx.half_of[q] == h:
-                        moves[:, p] |= (digits[:, q] == MAX_STONES).astype(np.int64) << j
+                        moves[:, p] |= full[:, q] << j
             packed = np.zeros(codes.size, dtype=HALF_CODE)
             packed["moves"] = moves
             packed["turned"] = turned

@@ -60,8 +60,10 @@ def test_completion_completes_commands_and_games():
         return out.stdout.split()
     assert complete("sowsolve qu") == ["query"]
     assert complete("sowsolve solve diff") == ["diffusion", "diffusion-v2"]
-    script = subprocess.run([str(SCRIPT), "--show-completion", "bash"], capture_output=True,
-                            text=True, timeout=60, env=dict(os.environ, SHELL="/bin/bash"))
+    # the completion script is for the shell sowsolve runs under (found from the processes
+    # above it): run from bash, as a user would (`; true` keeps bash from exec'ing it)
+    script = subprocess.run(["bash", "-c", f"'{SCRIPT}' --show-completion; true"],
+                            capture_output=True, text=True, timeout=60)
     assert script.returncode == 0 and "_SOWSOLVE_COMPLETE" in script.stdout
 
 

@@ -117,6 +117,11 @@ class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable, Provable, Columna
         self.rows, self.cols = rows, cols
         self.ncells = rows * cols
         self.house = ["D" if (self.file(i) + self.rank(i)) % 2 == 0 else "L" for i in range(self.ncells)]
+        # each cell's neighbour in each direction (-1 off the board) and its neighbours on the
+        # board, worked out once: the reference rules (and the tests that walk whole boards
+        # with them) ask for them millions of times
+        self._steps = [[self._step(c, d) for d in range(8)] for c in range(self.ncells)]
+        self._adjacent = [[n for n in steps if n >= 0] for steps in self._steps]
         self._kernel = None
 
     # --- geometry ---------------------------------------------------------------------
@@ -131,14 +136,18 @@ class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable, Provable, Columna
 
     def step(self, cell: int, direction: int) -> int:
         """The neighbouring cell in a direction, -1 off the board."""
+        return self._steps[cell][direction]
+
+    def _step(self, cell: int, direction: int) -> int:
         df, dk = DIRECTIONS[direction]
         f, k = self.file(cell) + df, self.rank(cell) + dk
         return k * self.cols + f if 0 <= f < self.cols and 0 <= k < self.rows else -1
 
     def ray(self, cell: int, direction: int, length: int) -> list[int]:
         cells = []
+        steps = self._steps
         while len(cells) < length:
-            cell = self.step(cell, direction)
+            cell = steps[cell][direction]
             if cell < 0:
                 break
             cells.append(cell)
@@ -194,7 +203,7 @@ class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable, Provable, Columna
             if c in seen:
                 continue
             seen.add(c)
-            todo.extend(n for d in range(8) if (n := self.step(c, d)) in occupied)
+            todo.extend(n for n in self._adjacent[c] if n in occupied)
         return seen == occupied
 
     def moves_with_children(self, position: Position) -> list[tuple[tuple[int, int], tuple]]:
