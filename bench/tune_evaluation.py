@@ -5,7 +5,9 @@ a fixed node budget, one thread: deterministic) keeps the value of more sampled 
     python bench/tune_evaluation.py --tables DIR --game zigzag --cols 4 --stones 3 \\
         [--positions 300] [--nodes 3000] [--rounds 2] [--out F]
 
-With --fit (margin games) it starts from a least-squares fit instead: the weights whose sum
+With --board (below) and --fit (win/loss games) it starts from a logistic regression of the
+tuning boards' wins and losses on the features (--fit-positions a board; weights in hundredths
+of the log-odds). With --game and --fit (margin games) it starts from a least-squares fit instead: the weights whose sum
 over the features best predicts the table's margin of --fit-positions sampled positions (a
 third seed; one unit of weight per hundredth of a seed, as the engine scores), and --rounds 0
 keeps the fit as it is.
@@ -60,6 +62,15 @@ def coordinate_search(weights: list[int], judged, rounds: int):
     return weights, best, history
 
 
+def fresh(game, weights):
+    """An engine that has searched nothing yet, with `weights`: the proof search's table is
+    kept from one search to the next in an Analyser (what it proved stays true), so reusing
+    one would let every trial after the first start from the proofs of those before it."""
+    analyser = Analyser(game, hash_bytes=1 << 24, search="alphabeta")
+    analyser.engine.set_weights(weights)
+    return analyser
+
+
 def agreement(analyser, cases, nodes) -> int:
     kept = 0
     for position, truth, values in cases:
@@ -103,6 +114,41 @@ def fit_weights(table, game, count: int, rng) -> dict:
             "r2_of_the_games_weights": explained(game.evaluation.weights)}
 
 
+def logistic_fit(boards, directories, count: int, seed: int) -> dict:
+    """Logistic regression (Newton's method) of win or loss for the side to move on the
+    features, `count` sampled positions of each board pooled: the weights are the fitted
+    log-odds per unit of each feature, in hundredths (100 points: odds of e to 1), so an
+    estimate reads as how likely the engine thinks a win is.  For win/loss games."""
+    import numpy as np
+    from sowsolve.cext.engine import Engine
+    rows, won = [], []
+    for i, game in enumerate(boards):
+        engine = Engine(game.play_kernel(), list(game.evaluation.weights), 1 << 20)
+        with open_table(table_path(game, directories)) as table:
+            for position in sample(table, count, random.Random(seed + i)):
+                value = table.probe(position)[0]
+                rows.append(engine.features_of(game.play_state(position)))
+                won.append(value == "win")
+    features, y = np.array(rows, dtype=float), np.array(won, dtype=float)
+    x = np.hstack([features, np.ones((len(y), 1))])
+    w = np.zeros(x.shape[1])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(x @ w)))
+        step = np.linalg.solve((x * (p * (1 - p))[:, None]).T @ x + 1e-6 * np.eye(len(w)),
+                               x.T @ (p - y))
+        w -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    weights = [int(round(100 * v)) for v in w[:-1]]
+
+    def accuracy(ws) -> float:
+        return round(float(((features @ np.array(ws, dtype=float) + 100 * w[-1] > 0) == (y > 0.5)).mean()), 3)
+
+    return {"method": "logistic regression of win/loss on the features", "weights": weights,
+            "positions": len(y), "win_share": round(float(y.mean()), 3),
+            "accuracy": accuracy(weights)}
+
+
 def table_path(game, directories) -> str:
     paths = [p for d in directories for p in tables_of_board(game, d)]
     if not paths:
@@ -122,8 +168,7 @@ def tune_boards(args) -> None:
             cases = cases_of(table, game, args.positions, random.Random(args.seed)) if tuning else []
             held_out = cases_of(table, game, args.holdout, random.Random(args.seed + 1000))
         boards.append({"spec": spec, "game": game, "tuning": tuning, "cases": cases,
-                       "held_out": held_out,
-                       "analyser": Analyser(game, hash_bytes=1 << 24, search="alphabeta")})
+                       "held_out": held_out})
     evaluations = {(b["game"].evaluation.features, b["game"].evaluation.weights) for b in boards}
     if len(evaluations) != 1:
         raise SystemExit("the boards must share one evaluation (one game's)")
@@ -133,15 +178,18 @@ def tune_boards(args) -> None:
     def rates(weights, which="cases", of=None) -> list:
         out = []
         for b in of if of is not None else tuning:
-            b["analyser"].engine.set_weights(weights)
-            kept = agreement(b["analyser"], b[which], args.nodes)
+            kept = agreement(fresh(b["game"], weights), b[which], args.nodes)
             out.append((kept, len(b[which])))
         return out
 
     def score(results) -> float:
         return round(objective([k / n for k, n in results]), 4)
 
-    first = [int(w) for w in args.start.split(",")] if args.start else list(own)
+    fit = None
+    if args.fit:
+        fit = logistic_fit([b["game"] for b in tuning], args.tables, args.fit_positions, args.seed + 2000)
+    first = (fit["weights"] if fit else [int(w) for w in args.start.split(",")] if args.start
+             else list(own))
     weights = list(first)
     def judged(trial):
         results = rates(trial)
@@ -163,7 +211,7 @@ def tune_boards(args) -> None:
           "objective": args.objective, "nodes": args.nodes, "rounds": args.rounds,
           "start": {"weights": first, "objective": history[0]["objective"]},
           "end": {"weights": weights, "objective": best_score},
-          "games_own": {"weights": own},
+          "games_own": {"weights": own}, **({"fit": fit} if fit else {}),
           "boards": report, "steps": history}, args.out)
 
 
@@ -193,8 +241,13 @@ def main() -> None:
     parser.add_argument("--out")
     args = parser.parse_args()
     if args.board:
-        if args.fit or args.game:
-            parser.error("--board tunes on several boards: no --game, no --fit")
+        if args.game:
+            parser.error("--board tunes on several boards: no --game")
+        if args.fit and args.start:
+            parser.error("--fit starts from the fit: give --fit or --start, not both")
+        if args.fit and any(make_game(name, **board).value_kind.name == "margin"
+                            for name, board in map(board_of, args.board)):
+            parser.error("--fit over several boards fits win/loss: one margin game's board with --game")
         tune_boards(args)
         return
     if not args.game:
@@ -211,25 +264,20 @@ def main() -> None:
         cases = cases_of(table, game, args.positions, random.Random(args.seed))
         held_out = cases_of(table, game, args.holdout, random.Random(args.seed + 1000))
         fit = fit_weights(table, game, args.fit_positions, random.Random(args.seed + 2000)) if args.fit else None
-    analyser = Analyser(game, hash_bytes=1 << 24, search="alphabeta")
     first = (fit["weights"] if fit else [int(w) for w in args.start.split(",")] if args.start
              else list(game.evaluation.weights))
     weights = list(first)
     def judged(trial):
-        analyser.engine.set_weights(trial)
-        kept = agreement(analyser, cases, args.nodes)
+        kept = agreement(fresh(game, trial), cases, args.nodes)
         return kept, {"kept": kept}
 
     weights, best_score, history = coordinate_search(weights, judged, args.rounds)
     start_score = history[0]["kept"]
-    analyser.engine.set_weights(weights)
     held = {}
     games_own = list(game.evaluation.weights)
-    analyser.engine.set_weights(games_own)
-    games_own_score = agreement(analyser, cases, args.nodes)
+    games_own_score = agreement(fresh(game, games_own), cases, args.nodes)
     for label, trial in (("start", first), ("end", weights), ("games_own", games_own)):
-        analyser.engine.set_weights(trial)
-        held[label] = agreement(analyser, held_out, args.nodes)
+        held[label] = agreement(fresh(game, trial), held_out, args.nodes)
     emit({"command": "python bench/tune_evaluation.py " + " ".join(sys.argv[1:]),
           "machine": machine(), "game": game.describe(), "features": list(game.evaluation.features),
           "positions": len(cases), "nodes": args.nodes,

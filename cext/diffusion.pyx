@@ -105,6 +105,9 @@ cdef struct DiffCtx:
     const HalfCode *hslot[2]     # the same records in the order of pcodes (a member's slots)
     int32_t ncodes[2]            # 6 ** m[h]
     uint16_t block_mask[2]       # pits of block A, of block B
+    # moves of one stone (each to its pit's first slot) that take a stone of pit p out of its
+    # owner's block (to a store or into the other block): the race both sides run (play layer)
+    int32_t pips[MAX_PITS]
     # move[p][a][full] for pit p scooping a stones, `full` the slots (bit j: slot j) whose
     # target is a store or holds 5: the change of the turned codes, of the stones in half 1's
     # turned image (half 0), and the stones lost to the stores
@@ -423,7 +426,7 @@ def _counts_of_half(object m):
 # --- the play layer (the analysis engine, engine.pyx) -------------------------------------------
 # A state is the board (top row left to right, then the bottom row), then the side to move
 # (0 A, 1 B).  A move's code is the pit.
-FEATURES = ("block_stones", "block_empty_pits")
+FEATURES = ("block_stones", "block_empty_pits", "block_pips")
 
 
 cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, int16_t *codes,
@@ -456,14 +459,18 @@ cdef int play_moves(const void *ctx, const uint8_t *state, uint8_t *children, in
 
 cdef void play_features(const void *ctx, const uint8_t *state, int32_t *f) noexcept nogil:
     """From the side to move, who wins when its own block empties: stones in the other block
-    less stones in its own, and its own empty pits less the other's."""
+    less stones in its own, its own empty pits less the other's, and the pips of the other
+    block less its own (each stone counted by the one-stone moves that take it out of its
+    block: how far each side is from emptying its block)."""
     cdef const DiffCtx *c = <const DiffCtx *>ctx
     cdef int side = state[c.npits], p, sign
     f[0] = 0
     f[1] = 0
+    f[2] = 0
     for p in range(c.npits):
         sign = 1 if c.owner[p] != side else -1
         f[0] += sign * state[p]
+        f[2] += sign * state[p] * c.pips[p]
         if state[p] == 0:
             f[1] -= sign
     return
@@ -681,6 +688,12 @@ cdef class DiffusionKernel:
             packed["nonzero"] = nonzero
             packed["stones"] = halves[h][0]
             hcode.append(packed)
+        for p in range(self.npits):
+            j, q = 0, p
+            while q >= 0 and owner[q] == owner[p] and j <= self.npits:
+                q = slots[q][0]
+                j += 1
+            self.ctx.pips[p] = j
         self.ctx.block_mask[0] = sum(1 << p for p in range(self.npits) if owner[p] == 0)
         self.ctx.block_mask[1] = sum(1 << p for p in range(self.npits) if owner[p] != 0)
         for p in range(self.npits):
@@ -792,6 +805,11 @@ cdef class DiffusionKernel:
     def capsule(self):
         """The GameKernel for solver modules (valid while this object lives)."""
         return PyCapsule_New(&self.kernel, SOWSOLVE_KERNEL_CAPSULE, NULL)
+
+    @property
+    def pips(self):
+        """Per pit, the one-stone moves that take a stone of it out of its owner's block."""
+        return tuple(self.ctx.pips[p] for p in range(self.npits))
 
     def play_capsule(self):
         """The play layer (PlayKernel of sowsolve_kernel.h) for the analysis engine."""

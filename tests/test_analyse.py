@@ -905,3 +905,81 @@ def test_a_new_table_is_not_touched_before_a_search_needs_it():
     engine.run(game.play_state(game.initial()), 0, 2000, 1)
     engine.clear()                            # written: cleared for real
     assert engine.run(game.play_state(game.initial()), 0, 2000, 1) is None
+
+
+@pytest.mark.parametrize("name,cols", [("diffusion", 6), ("diffusion", 4), ("diffusion-v2", 5),
+                                       ("diffusion-v2", 2)])
+def test_diffusion_features_are_the_rule_texts_counts(name, cols):
+    """Diffusion's evaluation features, counted here from RULES.md: the side to move wins when
+    its own block empties; a stone's pips are the one-stone moves (each to its pit's first
+    slot: east on the bottom row, west on the top row) that take it out of its owner's block
+    (v1: A the left half of both rows; v2: A the bottom row)."""
+    from conftest import random_walk
+    from sowsolve.cext.engine import Engine
+    game = make_game(name, cols=cols, stones=3)
+    engine = Engine(game.play_kernel(), list(game.evaluation.weights), 1 << 20)
+
+    def owner(pit: int) -> str:
+        row, col = divmod(pit, cols)          # row 0: the top row, left to right
+        if name == "diffusion":
+            return "A" if col < cols // 2 else "B"
+        return "B" if row == 0 else "A"
+
+    def pips(pit: int) -> int:
+        row, col = divmod(pit, cols)
+        count, here = 0, (row, col)
+        while 0 <= here[1] < cols and owner(here[0] * cols + here[1]) == owner(pit):
+            here = (here[0], here[1] + (1 if here[0] == 1 else -1))
+            count += 1
+        return count
+    rng = random.Random(cols)
+    for _ in range(60):
+        position = random_walk(game, rng, rng.randrange(0, 25))
+        side = position.side
+        sign = [1 if owner(p) != side else -1 for p in range(2 * cols)]
+        board = position.board
+        expected = [sum(s * n for s, n in zip(sign, board)),
+                    sum(-s for s, n in zip(sign, board) if n == 0),
+                    sum(s * n * pips(p) for p, (s, n) in enumerate(zip(sign, board)))]
+        assert list(engine.features_of(game.play_state(position))) == expected, \
+            game.format_position(position)
+
+
+def test_diffusion_v2s_weights_are_the_recorded_fit():
+    """Diffusion v2's weights are the logistic fit bench/tune_evaluation.py --fit recorded on
+    boards none of bench_analyse's held-out boards is among, and v1's are not changed by the
+    feature it does not weigh."""
+    import json
+    import pathlib
+    import sys
+    root = pathlib.Path(__file__).resolve().parent.parent
+    run = json.loads((root / "bench/results/tune-diffusion-v2-fit.json").read_text())
+    game = make_game("diffusion-v2")
+    assert tuple(game.evaluation.weights) == tuple(run["fit"]["weights"]) == tuple(run["end"]["weights"])
+    assert tuple(run["features"]) == game.evaluation.features
+    sys.path.insert(0, str(root / "bench"))
+    from bench_analyse import HELD_OUT, board_of
+    tuned = [board_of(b["spec"]) for b in run["boards"] if b["role"] == "tuned on"]
+    assert tuned and not any(t in HELD_OUT for t in tuned)
+    assert make_game("diffusion").evaluation.weights[2] == 0
+
+
+def test_the_held_out_table_quotes_its_runs():
+    """docs/analysis.md's table of boards held out of the tuning is its three bench runs',
+    board by board (a blank where a run did not measure the board)."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    runs = [json.loads((root / "bench/results" / name).read_text())["held_out"]
+            for name in ("analyse-held-out.json", "analyse-held-out-diffusion-proof-share-0.2.json",
+                         "analyse-held-out-diffusion-v2-pips.json")]
+    rows = {m.group(1): [c.strip() for c in m.group(2).split("|")]
+            for m in re.finditer(r"^\| ((?:Overflow|Zig Zag|Diffusion)[^|]*?) \| 400 \|(.*)\|$",
+                                 (root / "docs/analysis.md").read_text(), re.M)}
+    boards = {b["game"] for run in runs for b in run}
+    assert boards == set(rows)
+    for board, cells in rows.items():
+        for run, cell in zip(runs, cells):
+            found = [b for b in run if b["game"] == board]
+            assert cell == (f"{100 * found[0]['rate']:.1f}%" if found else ""), (board, cell)

@@ -98,6 +98,8 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable, Provabl
         self.cols = cols
         self.stones = stones
         self.variant = variant
+        if variant == 2:
+            self.evaluation = self.evaluation_v2
         self.name = "diffusion" if variant == 1 else "diffusion-v2"
         self.npits = 2 * cols
         self.max_stones = self.npits * stones
@@ -300,10 +302,19 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable, Provabl
     # tuning (2x4 with 3 and 5 stones a pit) the long wins alpha-beta misses are proved in a
     # fraction of 0.1 s (399 and 394 of 400 kept, against 369 and 370), and the tuned 2x6 board
     # keeps as many (391 of 400, 390 with none); half the budget cost 2x6 (docs/analysis.md).
-    evaluation = Evaluation(features=("block_stones", "block_empty_pits"), weights=(100, 30),
-                            unit="stones", proof_share=0.2,
+    evaluation = Evaluation(features=("block_stones", "block_empty_pits", "block_pips"),
+                            weights=(100, 30, 0), unit="stones", proof_share=0.2,
                             tuned="by hand; proof share 0.2 by bench/tune_evaluation.py on 2x6 "
                                   "and 2x4 (tune-diffusion-proof-share-0.2.json)")
+    #: Diffusion v2 (blocks are rows): the race each side runs to empty its row decides, and
+    #: the pips say it where stones and empty pits say next to nothing.  Fitted by logistic regression
+    #: of the tuning boards' wins and losses (2x4 with 3 and 5 stones, 2x6 with 1), in
+    #: hundredths of the log-odds: fewer pips of one's own count, and, pips alike, more stones
+    #: (near the exit) and more empty pits of one's own (docs/analysis.md).
+    evaluation_v2 = Evaluation(features=("block_stones", "block_empty_pits", "block_pips"),
+                               weights=(-82, -29, 36), unit="log-odds", proof_share=0.2,
+                               tuned="logistic regression by bench/tune_evaluation.py --fit on "
+                                     "2x4 and 2x6 (tune-diffusion-v2-fit.json)")
 
     def play_kernel(self):
         return self.kernel().play_capsule()
