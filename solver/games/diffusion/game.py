@@ -308,11 +308,11 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable, Provabl
                                   "and 2x4 (tune-diffusion-proof-share-0.2.json)")
     #: Diffusion v2 (blocks are rows): the race each side runs to empty its row decides, and
     #: the pips say it where stones and empty pits say next to nothing.  Fitted by logistic regression
-    #: of the tuning boards' wins and losses (2x4 with 3 and 5 stones, 2x6 with 1), in
+    #: of the tuning boards' wins and losses (2x4 with 3 and 5 stones, 2x6 with 1 and 3), in
     #: hundredths of the log-odds: fewer pips of one's own count, and, pips alike, more stones
     #: (near the exit) and more empty pits of one's own (docs/analysis.md).
     evaluation_v2 = Evaluation(features=("block_stones", "block_empty_pits", "block_pips"),
-                               weights=(-82, -29, 36), unit="log-odds", proof_share=0.2,
+                               weights=(-75, -14, 29), unit="log-odds", proof_share=0.2,
                                tuned="logistic regression by bench/tune_evaluation.py --fit on "
                                      "2x4 and 2x6 (tune-diffusion-v2-fit.json)")
 
