@@ -13,7 +13,7 @@ third seed; one unit of weight per hundredth of a seed, as the engine scores), a
 keeps the fit as it is.
 
 Several boards at once (`--board GAME:K=V,...`, repeatable, e.g. `--board zigzag:cols=4,stones=3
---board zigzag:cols=6,stones=1`; one game's evaluation, so Diffusion v1 and v2 may be mixed):
+--board zigzag:cols=6,stones=1`; one evaluation, so not Diffusion v1 and v2 together):
 each board's sampled positions are scored apart, and a change is kept when the --objective of
 the boards' rates (`min`: the worst board's, the default; `mean`) rises; `--check-board`
 (repeatable) names boards held out of the tuning, measured only with the weights it starts
@@ -66,9 +66,7 @@ def fresh(game, weights):
     """An engine that has searched nothing yet, with `weights`: the proof search's table is
     kept from one search to the next in an Analyser (what it proved stays true), so reusing
     one would let every trial after the first start from the proofs of those before it."""
-    analyser = Analyser(game, hash_bytes=1 << 24, search="alphabeta")
-    analyser.engine.set_weights(weights)
-    return analyser
+    return Analyser(game, hash_bytes=1 << 24, search="alphabeta", weights=list(weights))
 
 
 def agreement(analyser, cases, nodes) -> int:
@@ -140,13 +138,13 @@ def logistic_fit(boards, directories, count: int, seed: int) -> dict:
         if np.abs(step).max() < 1e-9:
             break
     weights = [int(round(100 * v)) for v in w[:-1]]
-
-    def accuracy(ws) -> float:
-        return round(float(((features @ np.array(ws, dtype=float) + 100 * w[-1] > 0) == (y > 0.5)).mean()), 3)
-
+    # the constant (the side to move's edge) is left out of the engine's weights, as the
+    # margin fit has none: the engine compares scores of one side to move
+    intercept = int(round(100 * w[-1]))
+    foretold = (features @ np.array(weights, dtype=float) + intercept > 0) == (y > 0.5)
     return {"method": "logistic regression of win/loss on the features", "weights": weights,
-            "positions": len(y), "win_share": round(float(y.mean()), 3),
-            "accuracy": accuracy(weights)}
+            "intercept": intercept, "positions": len(y), "win_share": round(float(y.mean()), 3),
+            "accuracy_with_intercept": round(float(foretold.mean()), 3)}
 
 
 def table_path(game, directories) -> str:
@@ -236,7 +234,8 @@ def main() -> None:
     parser.add_argument("--start", help="weights to start from, comma-separated "
                                         "(default: the game's own)")
     parser.add_argument("--fit", action="store_true",
-                        help="start from the least-squares fit of the table's margins")
+                        help="start from a fit: with --game the least-squares fit of a margin "
+                             "game's margins; with --board's the logistic fit of win/loss")
     parser.add_argument("--fit-positions", type=int, default=5000)
     parser.add_argument("--out")
     args = parser.parse_args()

@@ -43,6 +43,9 @@ class DiffusionKernel:
     @property
     def tier_sizes(self) -> npt.NDArray[np.int64]: ...
     @property
+    def pips(self) -> tuple[int, ...]:
+        """Per pit, the one-stone moves that take a stone of it out of its owner's block."""
+    @property
     def weights(self) -> tuple[int, ...]:
         """The potential's weight of each pit (potential_weights)."""
     def capsule(self) -> object:

@@ -54,7 +54,7 @@ def sides() -> str:
 def searches() -> str:
     """How the analysis engine searches each game, by the game's evaluation."""
     def how(entry):
-        evaluation = entry.cls.evaluation
+        evaluation = entry.cls.evaluation_for(**entry.fixed)
         if evaluation is None:
             return None
         if evaluation.monte_carlo is None:
@@ -62,8 +62,14 @@ def searches() -> str:
                     f"leaves, estimates in {evaluation.unit}")
         return ("Monte Carlo trees (MCTS-Solver), its estimates the playouts' mean result from "
                 "-1 (lost) to +1 (won)")
-    found = [(entry.family, how(entry)) for entry in _classes()]
-    return "  ".join(f"{family}: {text}." for family, text in found if text)
+    # one line per class, or per variant where the variants of a class search apart
+    found = {}
+    for entry in games.GAMES.values():
+        text = how(entry)
+        same_class = [e for e in games.GAMES.values() if e.cls is entry.cls]
+        alike = all(how(e) == text for e in same_class)
+        found.setdefault(entry.family if alike else entry.title, text)
+    return "  ".join(f"{name}: {text}." for name, text in found.items() if text)
 
 
 def position_example() -> str:

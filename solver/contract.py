@@ -208,6 +208,12 @@ class Game(ABC):
     #: the engine's evaluation (None: the game offers no play layer)
     evaluation: Evaluation | None = None
 
+    @classmethod
+    def evaluation_for(cls, **fixed) -> Evaluation | None:
+        """The evaluation of the variant the registry's fixed arguments name (a class whose
+        variants are evaluated apart overrides this); the default: the class's own."""
+        return cls.evaluation
+
     def check_position(self, position) -> None:
         """BadPosition for a position its text allows that cannot arise in a game of this board
         (tables neither store nor answer it); the default: every parsed position can."""
@@ -459,7 +465,8 @@ def proves_first(game: "Game | type", by_default: bool = False) -> bool:
     `by_default`: and does unless asked not to (its evaluation gives the proof a share)."""
     cls = game if isinstance(game, type) else type(game)
     can = issubclass(cls, Provable) and cls.value_kind is WIN_LOSS and not cls.can_draw
-    share = cls.evaluation.proof_share if getattr(cls, "evaluation", None) else None
+    evaluation = getattr(game, "evaluation", None)        # a game's own (its variant's)
+    share = evaluation.proof_share if evaluation else None
     return can and not (by_default and share == 0)
 
 

@@ -980,6 +980,7 @@ def test_the_held_out_table_quotes_its_runs():
     boards = {b["game"] for run in runs for b in run}
     assert boards == set(rows)
     for board, cells in rows.items():
+        assert len(cells) == len(runs), board
         for run, cell in zip(runs, cells):
             found = [b for b in run if b["game"] == board]
             assert cell == (f"{100 * found[0]['rate']:.1f}%" if found else ""), (board, cell)

@@ -61,8 +61,8 @@ def test_completion_completes_commands_and_games():
     assert complete("sowsolve qu") == ["query"]
     assert complete("sowsolve solve diff") == ["diffusion", "diffusion-v2"]
     # the completion script is for the shell sowsolve runs under (found from the processes
-    # above it): run from bash, as a user would (`; true` keeps bash from exec'ing it)
-    script = subprocess.run(["bash", "-c", f"'{SCRIPT}' --show-completion; true"],
+    # above it): run from bash, as a user would (`; exit $?` keeps bash from exec'ing it)
+    script = subprocess.run(["bash", "-c", f"'{SCRIPT}' --show-completion; exit $?"],
                             capture_output=True, text=True, timeout=60)
     assert script.returncode == 0 and "_SOWSOLVE_COMPLETE" in script.stdout
 

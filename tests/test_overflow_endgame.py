@@ -583,3 +583,57 @@ def test_the_4x5_proof_in_one_run_is_within_its_targets_as_the_docs_say():
     assert int(found[1].replace(",", "")) == checked["positions_verified"]
     assert int(found[2].replace(",", "")) == checked["reference_positions"]
     assert (int(found[3]), float(found[4])) == (round(check["wall_seconds"] / 60), check["peak_rss_gib"])
+
+
+def test_the_growth_and_the_5x5_run_are_the_bench_s():
+    """docs/overflow-endgame.md's growth table, projection and 5x5 run are the bench's JSON:
+    every board of prove-growth-lookahead.json a row, the projection recomputed by
+    bench/project_prove.py (its from_growth), the 5x5 run's root numbers rows of its timeline."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    results = root / "bench/results"
+    growth = json.loads((results / "prove-growth-lookahead.json").read_text())
+    import sys
+    sys.path.insert(0, str(root / "bench"))
+    from project_prove import from_growth
+    projection = json.loads((results / "prove-projection.json").read_text())["from_growth"]
+    assert projection == json.loads(json.dumps(from_growth()))       # recomputed, not stale
+    run = json.loads((results / "prove-5x5-run.json").read_text())
+    text = (root / "docs/overflow-endgame.md").read_text()
+    section = text[text.index("## The growth with today's techniques"):text.index("## What remains")]
+    rows = re.findall(r"^\| (\d+x\d+) \| (\d+) \| (win|loss) \| ([\d,]+) \| ([\d.]+) \|$", section, re.M)
+    assert sorted(rows) == sorted((r["size"], str(r["cells"]), r["value"], f"{r['nodes']:,}",
+                                   str(r["seconds"])) for r in growth["runs"])
+    flat = " ".join(section.split())
+    assert f"grows {projection['growth_per_cell']} times a cell" in flat
+    found = re.search(r"some ([\d.]+) x 10\^(\d+) expansions, (\d+) days of one thread", flat)
+    assert found and float(found[1]) * 10 ** int(found[2]) == pytest.approx(projection["5x5_nodes"], rel=0.05)
+    assert int(found[3]) == projection["one_thread_days"]
+    assert {r["size"] for r in growth["runs"] if r["cells"] >= 12} == set(projection["boards"])
+    last = run["timeline"][-1]
+    assert f"5x5 searched for {round(last['search_seconds'] / 60)} minutes" in flat
+    assert f"{last['nodes']:,} positions expanded" in flat
+    assert f"a table of {run['runs'][0]['entries']:,} entries" in flat
+    timeline = {(f"{e['search_seconds'] / 60:.1f}", f"{e['nodes']:,}", f"{e['entries_used']:,}",
+                 f"{e['root'][0]:,}", f"{e['root'][1]:,}") for e in run["timeline"]}
+    numbers = re.findall(r"^\| ([\d.]+) \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|$", section, re.M)
+    assert len(numbers) >= 4 and set(numbers) <= timeline
+    assert numbers[-1][1] == f"{last['nodes']:,}"
+    # "both numbers grew ... no first move was proved or disproved", over the whole timeline
+    first = run["timeline"][0]["root"]
+    assert all(isinstance(n, int) for n in first + last["root"])
+    assert last["root"][0] > first[0] and last["root"][1] > first[1]
+    assert not any(n in (0, "inf") for row in run["timeline"] for numbers_ in row["first_moves"].values()
+                   for n in numbers_)
+
+
+def test_the_cluster_comparison_is_the_bench_s():
+    root = pathlib.Path(__file__).resolve().parent.parent
+    run = json.loads((root / "bench/results/prove-cluster-4x4.json").read_text())
+    [board] = run["boards"]
+    text = " ".join((root / "docs/overflow-endgame.md").read_text().split())
+    medians = board["median_wall_seconds"]
+    assert (f"{medians['cluster']} s on 2 local workers against {medians['in_process']} s in process"
+            in text)
+    assert f"**{board['cluster_over_in_process']} times**" in text
+    assert board["cluster_over_in_process"] == round(medians["cluster"] / medians["in_process"], 2)
+    assert all(r["value"] == "win" for r in board["cluster"] + board["in_process"])

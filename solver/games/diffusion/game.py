@@ -98,8 +98,7 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable, Provabl
         self.cols = cols
         self.stones = stones
         self.variant = variant
-        if variant == 2:
-            self.evaluation = self.evaluation_v2
+        self.evaluation = self.evaluation_for(variant=variant)
         self.name = "diffusion" if variant == 1 else "diffusion-v2"
         self.npits = 2 * cols
         self.max_stones = self.npits * stones
@@ -309,12 +308,17 @@ class Diffusion(Game, DenseIndex, Unmoves, Compiled, Drawable, Playable, Provabl
     #: Diffusion v2 (blocks are rows): the race each side runs to empty its row decides, and
     #: the pips say it where stones and empty pits say next to nothing.  Fitted by logistic regression
     #: of the tuning boards' wins and losses (2x4 with 3 and 5 stones, 2x6 with 1 and 3), in
-    #: hundredths of the log-odds: fewer pips of one's own count, and, pips alike, more stones
-    #: (near the exit) and more empty pits of one's own (docs/analysis.md).
+    #: hundredths of the log-odds (the fit's constant, the side to move's edge, left out: it
+    #: moves no choice): fewer pips of one's own count, and, pips alike, more stones (near the
+    #: exit) and fewer empty pits of one's own (docs/analysis.md).
     evaluation_v2 = Evaluation(features=("block_stones", "block_empty_pits", "block_pips"),
                                weights=(-75, -14, 29), unit="log-odds", proof_share=0.2,
                                tuned="logistic regression by bench/tune_evaluation.py --fit on "
                                      "2x4 and 2x6 (tune-diffusion-v2-fit.json)")
+
+    @classmethod
+    def evaluation_for(cls, **fixed):
+        return cls.evaluation_v2 if fixed.get("variant") == 2 else cls.evaluation
 
     def play_kernel(self):
         return self.kernel().play_capsule()
