@@ -602,7 +602,7 @@ def test_the_growth_and_the_5x5_run_are_the_bench_s():
     section = text[text.index("## The growth with today's techniques"):text.index("## What remains")]
     rows = re.findall(r"^\| (\d+x\d+) \| (\d+) \| (win|loss) \| ([\d,]+) \| ([\d.]+) \|$", section, re.M)
     assert sorted(rows) == sorted((r["size"], str(r["cells"]), r["value"], f"{r['nodes']:,}",
-                                   str(r["seconds"])) for r in growth["runs"])
+                                   f"{r['seconds']:.1f}") for r in growth["runs"])
     flat = " ".join(section.split())
     assert f"grows {projection['growth_per_cell']} times a cell" in flat
     found = re.search(r"some ([\d.]+) x 10\^(\d+) expansions, (\d+) days of one thread", flat)
