@@ -49,17 +49,42 @@ def brute_force_margins(game, max_seeds=None):
                         stay[x].append(child)
             exits = sorted({v for x in nodes for v in leave[x]})
 
+            before = {}                     # the positions a stay move leads from, per edge
+            for x in nodes:
+                for y in stay[x]:
+                    before.setdefault(y, []).append(x)
+
             def attractor(forcing, good):
-                won, grew = set(), True
-                while grew:
-                    grew = False
-                    for x in nodes:
+                """The positions from which `forcing` makes the game leave at a `good` exit:
+                its own where one option gets there, the other side's where every option does
+                (and there is one) -- grown from the exits back along the stay moves."""
+                won, waiting, queue = set(), {}, []
+                for x in nodes:
+                    if not leave[x] and not stay[x]:
+                        continue
+                    goods = [good(v) for v in leave[x]]
+                    if x.side == forcing:
+                        if any(goods):
+                            won.add(x)
+                            queue.append(x)
+                    elif all(goods):
+                        waiting[x] = len(stay[x])          # stay moves still to be won
+                        if waiting[x] == 0:
+                            won.add(x)
+                            queue.append(x)
+                while queue:
+                    y = queue.pop()
+                    for x in before.get(y, ()):
                         if x in won:
                             continue
-                        options = [good(v) for v in leave[x]] + [y in won for y in stay[x]]
-                        if options and (any(options) if x.side == forcing else all(options)):
+                        if x.side == forcing:
                             won.add(x)
-                            grew = True
+                            queue.append(x)
+                        elif x in waiting:
+                            waiting[x] -= 1
+                            if waiting[x] == 0:
+                                won.add(x)
+                                queue.append(x)
                 return won
 
             value = {x: endless for x in nodes}

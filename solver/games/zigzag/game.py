@@ -114,6 +114,10 @@ class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable, Columna
         forward += [(n + c) if c % 2 == 1 else c for c in reversed(range(n))]
         self.circuit = forward                      # a B c D ... then back ... A (one orientation)
         self.place = {pit: i for i, pit in enumerate(forward)}
+        # worked out once: the reference rules ask for them at every seed sown
+        self._steps = {o: [self.circuit[(self.place[p] + o) % self.npits] for p in range(self.npits)]
+                       for o in (1, -1)}
+        self._first = [self._first_orientation(p) for p in range(self.npits)]
         self.pit_names = ([string.ascii_uppercase[c] for c in range(n)]
                           + [string.ascii_lowercase[c] for c in range(n)])
         self._kernel = None
@@ -130,10 +134,13 @@ class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable, Columna
         return pit + self.cols if pit < self.cols else pit - self.cols
 
     def step(self, pit: int, orientation: int) -> int:
-        return self.circuit[(self.place[pit] + orientation) % self.npits]
+        return self._steps[orientation][pit]
 
     def first_orientation(self, pit: int) -> int:
         """+1 or -1: the orientation whose first step goes towards the vertical centre line."""
+        return self._first[pit]
+
+    def _first_orientation(self, pit: int) -> int:
         c = self.col(pit)
         towards = c + 1 if c < self.cols // 2 else c - 1
         return 1 if self.col(self.step(pit, 1)) == towards else -1
@@ -155,8 +162,9 @@ class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable, Columna
                 return None
             seen.add(state)
             laps += 1
+            steps = self._steps[orientation]
             for _ in range(seeds):
-                here = self.step(here, orientation)
+                here = steps[here]
                 cells[here] += 1
             if self.owner(here) == side:
                 if cells[here] == 1:                         # an empty pit of your own: stop
