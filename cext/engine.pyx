@@ -13,6 +13,13 @@ needs only the child that cut).  A proven number needs no depth, so the transpos
 keeps it for every later search.  The table stores each entry's whole state beside its hash:
 two positions never share an entry, so a proven entry is never another position's answer.
 
+Games with endless play (the `endless` hook): a position already on the path from the root
+scores as the rules score play that goes round for ever.  That score holds for the path only:
+a result that leans on a repetition of a position above its node (Worker.repeated_ply) is not
+stored, or another path to the same node would read it where no cycle closes (graph history
+interaction).  Results that lean on repetitions at or below their node are stored: every path
+to that node holds the same cycle.
+
 Threads (OpenMP): thread 0 runs iterative deepening and reports; the others run the same
 search one ply deeper or shallower on the shared table (lazy SMP), which fills it with results
 thread 0 then reads.  One thread and a node budget give the same answer every time.
@@ -55,6 +62,7 @@ cdef enum:
     REDUCE_FROM = 3            # late move reductions: quiet moves from the 4th on one ply shallower,
     REDUCE_MORE = 12           # ... from the 13th on two (at depth 5 and more)
     PREFETCH_MOVES = 16        # a node of at most this many moves hashes its children at once
+    NO_REPETITION = MAX_PLY
 
 MATE_SCORE = MATE
 MATE_LIMIT = MATE_BOUND
@@ -129,6 +137,10 @@ cdef struct Worker:
     int32_t history[PLAY_MAX_MOVES]
     const uint8_t *path[MAX_PLY]      # the states from the root to the node searched
     uint64_t path_hash[MAX_PLY]
+    # the lowest ply of a position on the path that the last search's result depends on (a
+    # repetition of it scored as endless play), NO_REPETITION where none: a result that leans
+    # on a position above its node holds for this path only and is not stored
+    int repeated_ply
 
 
 cdef inline double now() noexcept nogil:
@@ -322,12 +334,14 @@ cdef int32_t search(Worker *w, const uint8_t *state, uint64_t h, int depth, int 
     cdef uint64_t *hashes = &w.hashes[ply * mm]
     cdef int m
     cdef int n, final = 0, i, j, pick, tt_move = -1, best_move = -1, bound, r, look
+    cdef int repeated = NO_REPETITION
     cdef int32_t score, best, v, c, alpha0 = alpha
     cdef Entry e
     cdef int32_t f[PLAY_FEATURES]
     cdef bint cp, all_proven = True, cut_proven = False, cut = False, hashed
     cdef uint64_t hc
     w.nodes += 1
+    w.repeated_ply = NO_REPETITION
     if (w.nodes & POLL) == 0:
         poll(w)
     if oracle(s, state, &score):
@@ -341,6 +355,7 @@ cdef int32_t search(Worker *w, const uint8_t *state, uint64_t h, int depth, int 
         for j in range(ply - 1, -1, -1):
             if w.path_hash[j] == h and memcmp(w.path[j], state, sb) == 0:
                 proven[0] = False
+                w.repeated_ply = j
                 return final_score(k.endless(k.ctx, state), margin)
     # the table before the moves: a final state has no entry (nothing is stored for one), and
     # a cut-off here costs no move generation
@@ -442,6 +457,8 @@ cdef int32_t search(Worker *w, const uint8_t *state, uint64_t h, int depth, int 
         if flag_load(&s.stop):
             proven[0] = False
             return 0
+        if w.repeated_ply < repeated:
+            repeated = w.repeated_ply
         v = to_parent(c, gains[pick], margin)
         if not cp:
             all_proven = False
@@ -465,7 +482,9 @@ cdef int32_t search(Worker *w, const uint8_t *state, uint64_t h, int depth, int 
     else:
         bound = BOUND_UPPER if best <= alpha0 else BOUND_EXACT
         proven[0] = all_proven
-    tt_store(s, h, state, best, depth, best_move, bound, proven[0])
+    if repeated >= ply:
+        tt_store(s, h, state, best, depth, best_move, bound, proven[0])
+    w.repeated_ply = repeated
     return best
 
 

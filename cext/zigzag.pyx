@@ -359,7 +359,7 @@ def rank(ZigZagKernel self, board, int side, ko):
 # --- the play layer (the analysis engine, engine.pyx) -------------------------------------------
 # A state is the board in circuit order, then the side to move (0 P, 1 p), the ko as a circuit
 # position (255: none) and who captured last (0 nobody, 1 P, 2 p).  A move's code is the pit.
-FEATURES = ("row_seeds", "leftover", "capture_now", "capture_next")
+FEATURES = ("row_seeds", "leftover", "capture_now", "capture_next", "quiet_leftover")
 cdef enum:
     NO_KO_BYTE = 255
 
@@ -418,7 +418,9 @@ cdef int best_capture(const ZzCtx *c, const uint8_t *board, int side, int ko) no
 cdef void play_features(const void *ctx, const uint8_t *state, int32_t *f) noexcept nogil:
     """From the side to move, who captures from its own row: seeds on its row less the other
     row, the seeds left on the board counted for the last capturer (+ its own, - the other's),
-    its best capture now, and the best capture the other side would have on this board."""
+    its best capture now, the best capture the other side would have on this board, and the
+    quiet leftover: the seeds left counted again where neither side has a capture at once and
+    the board holds no more seeds than pits (the end is near: they go to the last capturer)."""
     cdef const ZzCtx *c = <const ZzCtx *>ctx
     cdef int n = c.npits
     fill_features(c, state, best_capture(c, state, state[n], state_ko(state, n)), f)
@@ -435,6 +437,7 @@ cdef inline void fill_features(const ZzCtx *c, const uint8_t *state, int best_no
     f[1] = 0 if last == 0 else (seeds if last == side + 1 else -seeds)
     f[2] = best_now
     f[3] = best_capture(c, state, side ^ 1, NO_KO)
+    f[4] = f[1] if f[2] == 0 and f[3] == 0 and seeds <= n else 0
 
 
 cdef int play_horizon(const void *ctx, const uint8_t *state, int32_t *f, int *final) noexcept nogil:

@@ -444,15 +444,22 @@ class ZigZag(Game, ScoreTiers, DenseIndex, Compiled, Drawable, Playable, Columna
 
     # --- play layer (the analysis engine) ----------------------------------------------
     # From the side to move, who captures from its own row: seeds on its row less the other
-    # row, the seeds left counted for the last capturer, its best capture now and the best the
-    # other side would have on this board.  Scores are margins in hundredths of a seed.
-    # Weights from bench/tune_evaluation.py --fit against the 2x4 table with 3 seeds a pit
+    # row, the seeds left counted for the last capturer, its best capture now, the best the
+    # other side would have on this board, and the quiet leftover (below).  Scores are margins
+    # in hundredths of a seed.  The first four weights from bench/tune_evaluation.py --fit against the 2x4 table with 3 seeds a pit
     # (bench/results/tune-zigzag-fit.json): the least-squares fit of the table's margins to
     # the features; the engine keeps the value of 578 of 600 held-out positions with these,
     # 563 with the coordinate search's (0, 0, 40, 50) of bench/results/tune-zigzag.json.
-    evaluation = Evaluation(features=("row_seeds", "leftover", "capture_now", "capture_next"),
-                            weights=(17, 1, 49, -26), unit="seeds",
-                            tuned="least squares on the 2x4 table of 3 seeds a pit")
+    # The fifth, the quiet leftover: the leftover counted again where neither side can
+    # capture at once and the board holds no more seeds than pits, weighed 100 (a seed left
+    # there counts a seed more, as the rules give the seeds left at a dead end to the last
+    # capturer), set by that rule, not fitted; without it the search valued such endgames
+    # by seeds on rows and lost exact margins on 2x6 with 1 seed a pit
+    # (bench/results/tune-zigzag-quiet-leftover.json, docs/analysis.md).
+    evaluation = Evaluation(features=("row_seeds", "leftover", "capture_now", "capture_next", "quiet_leftover"),
+                            weights=(17, 1, 49, -26, 100), unit="seeds",
+                            tuned="least squares on the 2x4 table of 3 seeds a pit; the "
+                                  "quiet leftover 100 by the rule for a dead end")
 
     def play_kernel(self):
         return self.kernel().play_capsule()
