@@ -1040,6 +1040,23 @@ def test_the_quiet_leftover_figures_are_its_runs():
     assert f"2x6 with 1 seed {before} → {after}" in text
 
 
+def test_the_five_board_fit_of_diffusion_v2_is_its_run():
+    """docs/analysis.md's fit of Diffusion v2 over five boards quotes its run, which kept no
+    more of the board held out than the game's weights (so they stay)."""
+    import json
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parent.parent
+    run = json.loads((root / "bench/results/tune-diffusion-v2-fit-five-boards.json").read_text())
+    held = [b for b in run["boards"] if b["role"] != "tuned on"]
+    assert [b["spec"] for b in held] == ["diffusion-v2:cols=6,stones=2"]
+    assert run["games_own"]["weights"] == list(make_game("diffusion-v2").evaluation.weights)
+    assert held[0]["start_kept_held_out"] <= held[0]["games_own_kept_held_out"]
+    text = " ".join((root / "docs/analysis.md").read_text().split())
+    assert (f"{', '.join(map(str, run['fit']['weights']))}, and on {held[0]['held_out_positions']} "
+            f"positions of 2x6 with 2 stones (held out, 200,000 nodes a move) "
+            f"{held[0]['start_kept_held_out']} kept against {held[0]['games_own_kept_held_out']}") in text
+
+
 def test_the_held_out_table_quotes_its_runs():
     """docs/analysis.md's table of boards held out of the tuning is its four bench runs',
     board by board (a blank where a run did not measure the board)."""
