@@ -1038,6 +1038,13 @@ def test_the_quiet_leftover_figures_are_its_runs():
         return next(f"{100 * b['rate']:.1f}%" for b in held if b["game"] == "Zig Zag, 2x6, 1 seed per pit")
     before, after = rate("analyse-held-out.json"), rate("analyse-held-out-zigzag-quiet-leftover.json")
     assert f"2x6 with 1 seed {before} → {after}" in text
+    again = json.loads((results / "analyse-zigzag-quiet-leftover-2000.json").read_text())["agreement"][0]
+    first = next(a for a in json.loads((results / "analyse.json").read_text())["agreement"]
+                 if a["game"] == again["game"])
+    assert (f"kept {again['value_kept']:,} of {again['positions']:,} of the tuned board "
+            f"({100 * again['rate']:.1f}%, `analyse-zigzag-quiet-leftover-2000.json`; "
+            f"{first['value_kept']:,} before)") in text
+    assert again["rate"] >= 0.97          # the README's "at least 97%" of each tuned board
 
 
 def test_the_five_board_fit_of_diffusion_v2_is_its_run():
