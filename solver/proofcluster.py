@@ -15,7 +15,11 @@ What is proved is never lost and never repeated:
   job, which Dask hands to another worker;
 - each worker keeps one search table across all its jobs (`Prover.aim`), so what one job
   proved, the next job on that worker reads instead of searching again; children that a job
-  proved on its way are sent back with their subproofs, so the driver never hands them out.
+  proved on its way are sent back with their subproofs, so the driver never hands them out;
+- a position's job goes to the worker whose job searched its parent (its table holds what was
+  searched below), unless that worker has its share of jobs out;
+- when the root is proved, the jobs still out are cancelled and those running are stopped on
+  their workers (`stop_jobs`), which are free for the next proof at once.
 
 The proof written at the end is one proof file like the in-process search's: the driver's
 winning choices in its tree joined with the subproofs below them, kept to the positions its
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 import zipfile
 from dataclasses import dataclass
@@ -34,7 +39,7 @@ import numpy as np
 from .contract import Game
 from .errors import BadParameters, quote
 from ..cext import proofcheck as _proofcheck, proofsearch as _proofsearch
-from .kernels import run_stoppable
+from .kernels import Control, run_stoppable
 from .proof import (CHECKPOINT_SECONDS, SAVE_SHARE, BadProof, Choices, DamagedProof, Leaves, Proved,
                     ProofFails, _npy_header, _npy_member, checkpoint_lock, write_whole)
 from .tiers import Progress, no_progress
@@ -44,6 +49,10 @@ from .tiers import Progress, no_progress
 JOB_NODES = 1 << 22
 #: jobs in flight per worker: one computing, one waiting, so a worker never idles on the driver
 JOBS_PER_WORKER = 2
+#: how often the driver, waiting for an answer, looks for jobs sent to workers now gone
+HOME_CHECK_SECONDS = 5.0
+#: names of stopped jobs a worker remembers (a few per proof; more are forgotten)
+STOPPED_KEPT = 4096
 INFINITY = _proofsearch.INFINITY
 #: a node's value in the driver's tree and in its checkpoint
 UNKNOWN, LOSS, WIN = -1, 0, 1
@@ -61,6 +70,7 @@ class Job:
     entries: int
     leaves: Callable[[], Leaves] | None      # picklable; called once per worker
     table: str | None                        # the leaves' checksum: which search table to keep
+    name: str = ""                           # the job's Dask key, by which the driver stops it
 
 
 # --- the worker's side -----------------------------------------------------------------------
@@ -68,6 +78,11 @@ class Job:
 #: the one search table a worker process keeps across jobs: (identity, prover, game, leaves);
 #: the game and leaves own the kernels whose capsule the prover holds, so they are kept with it
 _kept: dict = {}
+#: the stop flags of the jobs this worker is running, by name, and the names of jobs stopped
+#: (a job the driver stopped that had not yet begun here ends as it begins)
+_running: dict[str, Control] = {}
+_stopped: set[str] = set()
+_running_lock = threading.Lock()
 
 
 def forget() -> None:
@@ -99,19 +114,33 @@ def _subproof(prover, key: int, value: int) -> tuple[np.ndarray, np.ndarray]:
 
 def run_job(job: Job) -> dict:
     """One job on a worker: df-pn from `job.key` for at most `job.budget` expansions in the
-    worker's kept table.  Answers {key, nodes, value, keys, chosen} when the position is proved
-    (keys/chosen: the subproof), else {key, nodes, value: UNKNOWN, children: [(child, phi,
-    delta)], proved: [(child, value, keys, chosen)]}."""
+    worker's kept table.  Answers {key, nodes, value, keys, chosen, worker} when the position
+    is proved (keys/chosen: the subproof), else {key, nodes, value: UNKNOWN, children: [(child,
+    phi, delta)], proved: [(child, value, keys, chosen)], worker}: `worker` names this worker
+    (None outside Dask), whose table holds the search below the children: the driver sends
+    their jobs here.  A job the driver stopped (`stop_jobs`) answers None."""
     prover = _prover(job)
     prover.aim(job.key)
     before = prover.nodes
-    prover.run(job.budget, None, 1)
+    control = Control()
+    with _running_lock:
+        if job.name in _stopped:
+            return None
+        _running[job.name] = control
+    try:
+        prover.run(job.budget, control.words, 1)
+    except KeyboardInterrupt:
+        return None
+    finally:
+        with _running_lock:
+            _running.pop(job.name, None)
     nodes = prover.nodes - before
     phi, delta = prover.numbers(job.key)
     if phi == 0 or delta == 0:
         value = WIN if phi == 0 else LOSS
         keys, chosen = _subproof(prover, job.key, value)
-        return {"key": job.key, "nodes": nodes, "value": value, "keys": keys, "chosen": chosen}
+        return {"key": job.key, "nodes": nodes, "value": value, "keys": keys, "chosen": chosen,
+                "worker": _worker_address()}
     children, proved = [], []
     for child in prover.children(job.key):
         c_phi, c_delta = prover.numbers(child)
@@ -121,7 +150,30 @@ def run_job(job: Job) -> dict:
             proved.append((child, value, keys, chosen))
         else:
             children.append((child, c_phi, c_delta))
-    return {"key": job.key, "nodes": nodes, "value": UNKNOWN, "children": children, "proved": proved}
+    return {"key": job.key, "nodes": nodes, "value": UNKNOWN, "children": children, "proved": proved,
+            "worker": _worker_address()}
+
+
+def stop_jobs(names: list[str]) -> int:
+    """Stop this worker's searches of the jobs named (run by the driver on every worker when a
+    proof ends with jobs still out: Dask cancels a job waiting its turn, not one running, which
+    would hold its worker for the rest of its budget).  Returns how many were running."""
+    with _running_lock:
+        found = [_running[name] for name in names if name in _running]
+        if len(_stopped) > STOPPED_KEPT:
+            _stopped.clear()
+        _stopped.update(names)
+    for control in found:
+        control.stop()
+    return len(found)
+
+
+def _worker_address() -> str | None:
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except (ImportError, ValueError):
+        return None
 
 
 # --- the driver's tree --------------------------------------------------------------------------
@@ -150,6 +202,7 @@ class Tree:
         self._pending: list[tuple[np.ndarray, np.ndarray]] = []
         self._pending_size = 0
         self.expanded = 0                   # positions expanded by all jobs
+        self.home: dict[int, str | None] = {}   # the worker whose table searched a position
 
     def proved(self, key: int, value: int, keys: np.ndarray, chosen: np.ndarray) -> None:
         node = self.nodes.setdefault(key, Node())
@@ -190,11 +243,13 @@ class Tree:
             return
         if node.value != UNKNOWN or node.children is not None:
             return                          # proved or expanded meanwhile (a transposition)
+        worker = result.get("worker")
         children = []
         for child, phi, delta in result["children"]:
             child = int(child)
             if child not in self.nodes:
                 self.nodes[child] = Node(int(phi), int(delta))
+                self.home[child] = worker
             children.append(child)
         for child, value, keys, chosen in result["proved"]:
             self.proved(int(child), int(value), keys, chosen)
@@ -505,12 +560,9 @@ def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation
     """Hand out jobs and take their answers until the root is proved (True) or `max_nodes`
     expansions are spent or promised to jobs out (False: no job is given more than what is
     left of the budget)."""
-    from distributed import as_completed
-    from distributed.client import FutureCancelledError
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     table = None if citation is None else citation["checksum"]
     parameters = tuple(sorted(game.parameters().items()))
-    running = as_completed()
     out: dict = {}
     last_saved, interval = time.perf_counter(), checkpoint_seconds
     with progress(max_nodes, "positions expanded") as bar, _signals_kept() as caught:
@@ -522,34 +574,33 @@ def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation
                 while len(out) < JOBS_PER_WORKER * workers:
                     budget = job_nodes
                     if max_nodes is not None:
-                        budget = min(budget, max_nodes - tree.expanded - sum(b for _, _, b in out.values()))
+                        budget = min(budget, max_nodes - tree.expanded - sum(b for _, _, b, _ in out.values()))
                     if budget <= 0:
                         break
                     key = tree.select()
                     if key is None:
                         break
                     tree.nodes[key].busy = True
-                    job = Job(game.name, parameters, key, budget, entries, leaves_source, table)
-                    future = client.submit(run_job, job, pure=False,
-                                           key=f"sowsolve-prove-{key:x}-{time.monotonic_ns()}")
-                    out[future.key] = (future, key, budget)
-                    running.add(future)
+                    home = tree.home.get(key)
+                    if home is not None and (home not in _workers(client) or sum(
+                            1 for *_, w in out.values() if w == home) >= JOBS_PER_WORKER):
+                        home = None
+                    name = f"sowsolve-prove-{key:x}-{time.monotonic_ns()}"
+                    job = Job(game.name, parameters, key, budget, entries, leaves_source, table, name)
+                    # to the worker whose table searched the position's parent, unless it has
+                    # its share of jobs out already (then to whichever worker Dask picks)
+                    where = {} if home is None else {"workers": [home], "allow_other_workers": True}
+                    future = client.submit(run_job, job, pure=False, key=name, **where)
+                    out[future.key] = (future, key, budget, home)
                 if not out:
                     if max_nodes is not None and tree.expanded >= max_nodes:
                         return False
                     raise RuntimeError("the proof tree has no open position and no value")  # pragma: no cover
-                future = next(running)
-                _, key, _ = out.pop(future.key)
-                try:
-                    result = future.result()
-                except FutureCancelledError:
-                    tree.nodes[key].busy = False
+                key, result = _next_answer(client, out, caught)
+                if result is None:          # cancelled, stopped, lost with its worker: free again
+                    if key is not None:
+                        tree.nodes[key].busy = False
                     continue
-                except Exception as exc:     # noqa: BLE001 - a worker's failure, named
-                    if type(exc).__name__ == "KilledWorker":
-                        tree.nodes[key].busy = False        # its workers died: hand it out again
-                        continue
-                    raise
                 tree.answer(result)
                 if tree.expanded > shown:
                     bar.update(tree.expanded - shown)
@@ -561,9 +612,60 @@ def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation
                     interval = max(checkpoint_seconds, SAVE_SHARE * (last_saved - began))
             _raise_noted(caught)
         finally:
-            for future, _, _ in out.values():
-                future.cancel()
+            _stop_out(client, out)
     return True
+
+
+def _workers(client) -> dict:
+    return client.scheduler_info().get("workers", {})
+
+
+def _next_answer(client, out: dict, caught: list) -> tuple[int | None, dict | None]:
+    """(position, answer) of the first job out to end, taken out of `out`: the answer None when
+    the job was cancelled, stopped, or lost with its worker (to be handed out again); (None,
+    None) when no job ended within HOME_CHECK_SECONDS.  Jobs asked of a worker now gone are
+    cancelled and taken out meanwhile, their answers None: Dask leaves a job asked of a worker
+    that died waiting for that worker, though it may run elsewhere, when the workers that take
+    the dead ones' places have other names; and so a job's answer lost with its worker."""
+    from distributed import wait
+    from distributed.client import FutureCancelledError
+    try:
+        done, _ = wait([future for future, *_ in out.values()], timeout=HOME_CHECK_SECONDS,
+                       return_when="FIRST_COMPLETED")
+    except TimeoutError:
+        done = set()
+    if not done:
+        gone = [name for name, (*_, home) in out.items() if home is not None and home not in _workers(client)]
+        if gone:
+            future, key, *_ = out.pop(gone[0])
+            future.cancel()
+            return key, None
+        return None, None
+    future = next(iter(done))
+    _, key, _, home = out.pop(future.key)
+    while True:
+        _raise_noted(caught)
+        try:
+            return key, future.result(timeout=HOME_CHECK_SECONDS)
+        except FutureCancelledError:
+            return key, None
+        except TimeoutError:        # its answer lost with its worker, and asked again of it
+            if home is not None and home not in _workers(client):
+                future.cancel()
+                return key, None
+        except Exception as exc:     # noqa: BLE001 - a worker's failure, named
+            if type(exc).__name__ != "KilledWorker":
+                raise
+            return key, None        # its workers died: hand it out again
+
+
+def _stop_out(client, out: dict) -> None:
+    """Cancel the jobs still out, and stop those already running on their workers."""
+    for future, *_ in out.values():
+        future.cancel()
+    if out:
+        with contextlib.suppress(Exception):    # a worker gone has no job left to stop
+            client.run(stop_jobs, list(out), wait=True)
 
 
 def _checked(game: Game, position, tree: Tree, value: str, leaves: Leaves | None,

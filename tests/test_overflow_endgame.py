@@ -637,3 +637,7 @@ def test_the_cluster_comparison_is_the_bench_s():
     assert f"**{board['cluster_over_in_process']} times**" in text
     assert board["cluster_over_in_process"] == round(medians["cluster"] / medians["in_process"], 2)
     assert all(r["value"] == "win" for r in board["cluster"] + board["in_process"])
+    [before] = json.loads((root / "bench/results/prove-cluster-4x4-before.json").read_text())["boards"]
+    was = before["median_wall_seconds"]
+    assert (f"Before the two changes above it was {was['cluster']} s against {was['in_process']} s, "
+            f"{before['cluster_over_in_process']} times" in text)

@@ -228,3 +228,58 @@ def test_a_header_numpy_cannot_parse_is_refused(tmp_path):
         proofcluster.load_tree(path, proofcluster._identity(game, start, None), game.key(start)[1])
     with pytest.raises(proofs.BadProof, match="not a checkpoint"):
         proofs.prove(game, start, 192 << 20, checkpoint=path)
+
+
+def _job(game, position, budget, name):
+    return proofcluster.Job(game.name, tuple(sorted(game.parameters().items())),
+                            game.key(position)[1], budget, ENTRIES, None, None, name)
+
+
+def test_a_job_the_driver_stops_ends_on_its_worker():
+    """A job running when its proof ends is stopped where it runs (Dask cancels a job waiting
+    its turn, not one running): its search ends and it answers None; a job stopped before it
+    began ends as it begins, without searching."""
+    game = make_game("overflow", size="4x4")        # 4.4 M expansions: an hour's budget below
+    answers = []
+    running = threading.Thread(target=lambda: answers.append(
+        proofcluster.run_job(_job(game, game.initial(), 1 << 40, "long"))))
+    running.start()
+    while not proofcluster._running:
+        time.sleep(0.01)
+    assert proofcluster.stop_jobs(["long", "never-begun"]) == 1
+    running.join(120)
+    assert not running.is_alive() and answers == [None]
+    searched = proofcluster._kept["search"][1].nodes
+    assert proofcluster.run_job(_job(game, game.initial(), 1 << 40, "never-begun")) is None
+    assert proofcluster._kept["search"][1].nodes == searched
+    proofcluster.forget()
+
+
+class _Recording:
+    """A client that notes where each job was asked to run."""
+
+    def __init__(self, client):
+        self.client, self.asked = client, []
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+    def submit(self, function, job, **options):
+        future = self.client.submit(function, job, **options)
+        self.asked.append((future, options.get("workers")))
+        return future
+
+
+def test_a_position_s_job_goes_to_the_worker_that_searched_its_parent(client):
+    game = make_game("overflow", size="4x4")
+    start = game.parse_position("2010/0132/0101/2111 D")
+    recording = _Recording(client)
+    result, _ = proofcluster.prove_on_cluster(recording, game, start, ENTRIES, job_nodes=20000)
+    assert result.value == proofs.prove(game, start, 192 << 20)[0].value
+    workers = set(client.scheduler_info()["workers"])
+    sent = [(future, asked) for future, asked in recording.asked if asked is not None]
+    assert sent, "no job was sent to the worker of its parent"
+    for future, asked in sent:
+        assert len(asked) == 1 and asked[0] in workers
+        if future.status == "finished" and future.result() is not None:
+            assert future.result()["worker"] == asked[0]
