@@ -50,7 +50,7 @@ JOB_NODES = 1 << 22
 #: jobs in flight per worker: one computing, one waiting, so a worker never idles on the driver
 JOBS_PER_WORKER = 2
 #: how often the driver, waiting for an answer, looks for jobs sent to workers now gone
-HOME_CHECK_SECONDS = 5.0
+HOME_CHECK_SECONDS = 2.0
 #: names of stopped jobs a worker remembers (a few per proof; more are forgotten)
 STOPPED_KEPT = 4096
 INFINITY = _proofsearch.INFINITY
