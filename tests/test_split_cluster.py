@@ -24,6 +24,15 @@ def solve_here(path, max_stones=None, **parameters):
                    max_stones=max_stones, **parameters)
 
 
+@pytest.fixture(scope="module")
+def solved_to_11(tmp_path_factory):
+    """The standard board's table to 11 seeds solved in process, once for the tests that
+    compare a cluster's solve to it."""
+    path = tmp_path_factory.mktemp("reference") / "here.sqlite"
+    solve_here(path, 11)
+    return path
+
+
 def split_solve(client, path, max_stones=None, parameters=None, **options):
     return cluster_solve(client, path, "zigzag", parameters or {}, max_stones, **options)
 
@@ -43,8 +52,7 @@ def test_split_tiers_on_a_cluster_give_the_in_process_table(tmp_path, client, pa
     same_records(tmp_path / "here.sqlite", tmp_path / "there.sqlite")
 
 
-def test_a_worker_killed_mid_tier_costs_the_rounds_since_its_part_saved(tmp_path, client):
-    solve_here(tmp_path / "here.sqlite", 11)
+def test_a_worker_killed_mid_tier_costs_the_rounds_since_its_part_saved(tmp_path, client, solved_to_11):
     pids = list(client.run(os.getpid).values())
     thread, finished, errors, result = solve_in_background(
         client, tmp_path / "there.sqlite", "zigzag", {}, 11, split_from=1000, save_every=0)
@@ -65,17 +73,16 @@ def test_a_worker_killed_mid_tier_costs_the_rounds_since_its_part_saved(tmp_path
     thread.join(300)
     assert killed_mid_tier, "the solve ended before a worker was killed"
     assert not errors, errors
-    same_records(tmp_path / "here.sqlite", tmp_path / "there.sqlite")
+    same_records(solved_to_11, tmp_path / "there.sqlite")
     resumed = [f for f in result["executor"].block_figures if f["resumed_round"] > 0]
     assert resumed, "no part went on from a saved state"
     client.wait_for_workers(2, timeout=60)   # the nanny brought the worker back
 
 
-def test_a_killed_driver_resumes_through_split_tiers_by_default(tmp_path):
+def test_a_killed_driver_resumes_through_split_tiers_by_default(tmp_path, solved_to_11):
     """`solve zigzag --max-stones 11 --workers 2`: its tier of 4,194,304 positions or more
     (11 seeds) is split by default; the driver is killed (SIGKILL) with that tier ahead, and
     the same command resumes and splits it."""
-    solve_here(tmp_path / "here.sqlite", 11)
     table = tmp_path / "there.sqlite"
     command = [SOWSOLVE, "solve", "zigzag", "--max-stones", "11", "--table", str(table),
                "--workers", "2", "--json"]
@@ -85,8 +92,8 @@ def test_a_killed_driver_resumes_through_split_tiers_by_default(tmp_path):
     result = json.loads(resumed.stdout)
     assert result["resumed_from_tier"] is not None
     assert result["cluster"]["split_score_tiers"]["tiers"] >= 1
-    same_records(tmp_path / "here.sqlite", table)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["here.sqlite", "there.sqlite"]
+    same_records(solved_to_11, table)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["there.sqlite"]
 
 
 def test_ctrl_c_in_the_terminal_stops_a_solve_on_workers_without_their_tracebacks(tmp_path):

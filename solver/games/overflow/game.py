@@ -122,6 +122,7 @@ class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable, Provable, Columna
         # with them) ask for them millions of times
         self._steps = [[self._step(c, d) for d in range(8)] for c in range(self.ncells)]
         self._adjacent = [[n for n in steps if n >= 0] for steps in self._steps]
+        self._adjacent_bits = [sum(1 << n for n in around) for around in self._adjacent]
         self._kernel = None
 
     # --- geometry ---------------------------------------------------------------------
@@ -194,17 +195,25 @@ class Overflow(Game, KeyedIndex, Compiled, Drawable, Playable, Provable, Columna
         return "contained", reach, tuple(after)
 
     def one_group(self, heights: tuple[int, ...]) -> bool:
-        occupied = {c for c, h in enumerate(heights) if h}
+        """Whether the occupied cells are one group (8-connected): a flood fill from the lowest
+        occupied cell over occupied neighbours reaches them all.  Sets of cells are bit masks
+        (cell c is bit c), as whole-board walks call this millions of times."""
+        occupied = 0
+        for c, h in enumerate(heights):
+            if h:
+                occupied |= 1 << c
         if not occupied:
             return False
-        seen, todo = set(), [min(occupied)]
-        while todo:
-            c = todo.pop()
-            if c in seen:
-                continue
-            seen.add(c)
-            todo.extend(n for n in self._adjacent[c] if n in occupied)
-        return seen == occupied
+        group = frontier = occupied & -occupied
+        while frontier:
+            reached = 0
+            while frontier:
+                low = frontier & -frontier
+                reached |= self._adjacent_bits[low.bit_length() - 1]
+                frontier ^= low
+            frontier = reached & occupied & ~group
+            group |= frontier
+        return group == occupied
 
     def moves_with_children(self, position: Position) -> list[tuple[tuple[int, int], tuple]]:
         """[(move, heights after)] of the legal moves (cached: play() looks moves up here)."""
