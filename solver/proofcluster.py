@@ -17,7 +17,10 @@ What is proved is never lost and never repeated:
   proved, the next job on that worker reads instead of searching again; children that a job
   proved on its way are sent back with their subproofs, so the driver never hands them out;
 - a position's job goes to the worker whose job searched its parent (its table holds what was
-  searched below), unless that worker has its share of jobs out;
+  searched below), unless that worker has its share of jobs out (then to the worker with
+  fewest); a job asked of a worker that has since died is taken back and handed out again;
+- an answer taken is released at once (Dask would compute a job again, on another worker,
+  if the worker holding its answer died while the driver still held the job);
 - when the root is proved, the jobs still out are cancelled and those running are stopped on
   their workers (`stop_jobs`), which are free for the next proof at once.
 
@@ -560,10 +563,9 @@ def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation
     """Hand out jobs and take their answers until the root is proved (True) or `max_nodes`
     expansions are spent or promised to jobs out (False: no job is given more than what is
     left of the budget)."""
-    workers = max(1, len(client.scheduler_info().get("workers", {})))
     table = None if citation is None else citation["checksum"]
     parameters = tuple(sorted(game.parameters().items()))
-    out: dict = {}
+    out: dict = {}      # Dask key -> (future, position, budget, worker asked)
     last_saved, interval = time.perf_counter(), checkpoint_seconds
     with progress(max_nodes, "positions expanded") as bar, _signals_kept() as caught:
         shown = tree.expanded
@@ -571,7 +573,7 @@ def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation
         try:
             while tree.value == UNKNOWN:
                 _raise_noted(caught)
-                while len(out) < JOBS_PER_WORKER * workers:
+                while len(out) < JOBS_PER_WORKER * max(1, len(_workers(client))):
                     budget = job_nodes
                     if max_nodes is not None:
                         budget = min(budget, max_nodes - tree.expanded - sum(b for _, _, b, _ in out.values()))
@@ -581,25 +583,22 @@ def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation
                     if key is None:
                         break
                     tree.nodes[key].busy = True
-                    home = tree.home.get(key)
-                    if home is not None and (home not in _workers(client) or sum(
-                            1 for *_, w in out.values() if w == home) >= JOBS_PER_WORKER):
-                        home = None
+                    worker = _place(client, out, tree.home.get(key))
                     name = f"sowsolve-prove-{key:x}-{time.monotonic_ns()}"
                     job = Job(game.name, parameters, key, budget, entries, leaves_source, table, name)
-                    # to the worker whose table searched the position's parent, unless it has
-                    # its share of jobs out already (then to whichever worker Dask picks)
-                    where = {} if home is None else {"workers": [home], "allow_other_workers": True}
-                    future = client.submit(run_job, job, pure=False, key=name, **where)
-                    out[future.key] = (future, key, budget, home)
+                    where = {} if worker is None else {"workers": [worker], "allow_other_workers": True}
+                    out[name] = (client.submit(run_job, job, pure=False, key=name, **where), key, budget, worker)
                 if not out:
                     if max_nodes is not None and tree.expanded >= max_nodes:
                         return False
                     raise RuntimeError("the proof tree has no open position and no value")  # pragma: no cover
+                for key in _take_back(client, out):
+                    tree.nodes[key].busy = False
                 key, result = _next_answer(client, out, caught)
+                if key is None:
+                    continue
                 if result is None:          # cancelled, stopped, lost with its worker: free again
-                    if key is not None:
-                        tree.nodes[key].busy = False
+                    tree.nodes[key].busy = False
                     continue
                 tree.answer(result)
                 if tree.expanded > shown:
@@ -620,52 +619,78 @@ def _workers(client) -> dict:
     return client.scheduler_info().get("workers", {})
 
 
+def _place(client, out: dict, home: str | None) -> str | None:
+    """The worker a job is asked of: `home`, the worker whose job searched the position's
+    parent (its table holds what was searched below), while it is in the cluster with fewer
+    than JOBS_PER_WORKER jobs out; else the worker with fewest jobs out (None: no worker)."""
+    counts = dict.fromkeys(_workers(client), 0)
+    for *_, worker in out.values():
+        if worker in counts:
+            counts[worker] += 1
+    if home in counts and counts[home] < JOBS_PER_WORKER:
+        return home
+    return min(counts, key=counts.__getitem__, default=None)
+
+
+def _take_back(client, out: dict) -> list[int]:
+    """The positions of the jobs asked of workers no longer in the cluster, taken out of `out`,
+    cancelled and stopped wherever they may run.  (Dask keeps a job asked of a worker that died
+    waiting for that worker, though it may run elsewhere, when the workers that take the dead
+    ones' places have other names.)"""
+    present = _workers(client)
+    gone = [name for name, (*_, worker) in out.items() if worker is not None and worker not in present]
+    if not gone:
+        return []
+    taken = {name: out.pop(name) for name in gone}
+    _stop_out(client, taken)
+    return [key for _, key, _, _ in taken.values()]
+
+
 def _next_answer(client, out: dict, caught: list) -> tuple[int | None, dict | None]:
-    """(position, answer) of the first job out to end, taken out of `out`: the answer None when
-    the job was cancelled, stopped, or lost with its worker (to be handed out again); (None,
-    None) when no job ended within HOME_CHECK_SECONDS.  Jobs asked of a worker now gone are
-    cancelled and taken out meanwhile, their answers None: Dask leaves a job asked of a worker
-    that died waiting for that worker, though it may run elsewhere, when the workers that take
-    the dead ones' places have other names; and so a job's answer lost with its worker."""
+    """(position, answer) of the first job out to end, taken out of `out` (and released, so
+    that Dask never computes it again: an answer held only by the driver is not recomputed on
+    another worker when its worker dies); the answer None when the job was cancelled, stopped,
+    or its answer lost with its worker (its position to be handed out again).  (None, None)
+    when no job ended within HOME_CHECK_SECONDS."""
     from distributed import wait
     from distributed.client import FutureCancelledError
     try:
         done, _ = wait([future for future, *_ in out.values()], timeout=HOME_CHECK_SECONDS,
                        return_when="FIRST_COMPLETED")
     except TimeoutError:
-        done = set()
-    if not done:
-        gone = [name for name, (*_, home) in out.items() if home is not None and home not in _workers(client)]
-        if gone:
-            future, key, *_ = out.pop(gone[0])
-            future.cancel()
-            return key, None
         return None, None
     future = next(iter(done))
-    _, key, _, home = out.pop(future.key)
-    while True:
-        _raise_noted(caught)
-        try:
-            return key, future.result(timeout=HOME_CHECK_SECONDS)
-        except FutureCancelledError:
-            return key, None
-        except TimeoutError:        # its answer lost with its worker, and asked again of it
-            if home is not None and home not in _workers(client):
-                future.cancel()
+    name = future.key
+    _, key, _, worker = out.pop(name)
+    try:
+        while True:
+            _raise_noted(caught)
+            try:
+                return key, future.result(timeout=HOME_CHECK_SECONDS)
+            except FutureCancelledError:
                 return key, None
-        except Exception as exc:     # noqa: BLE001 - a worker's failure, named
-            if type(exc).__name__ != "KilledWorker":
-                raise
-            return key, None        # its workers died: hand it out again
+            except TimeoutError:    # its answer lost with its worker, and asked again of it
+                if worker is not None and worker not in _workers(client):
+                    _stop_out(client, {name: (future, key, 0, worker)})
+                    return key, None
+            except Exception as exc:     # noqa: BLE001 - a worker's failure, named
+                if type(exc).__name__ != "KilledWorker":
+                    raise
+                return key, None    # its workers died: hand it out again
+    finally:
+        future.release()
 
 
 def _stop_out(client, out: dict) -> None:
-    """Cancel the jobs still out, and stop those already running on their workers."""
+    """Cancel the jobs of `out`, stop those already running on their workers, and release
+    them (Dask computes a job again while the driver holds it)."""
     for future, *_ in out.values():
         future.cancel()
     if out:
         with contextlib.suppress(Exception):    # a worker gone has no job left to stop
             client.run(stop_jobs, list(out), wait=True)
+    for future, *_ in out.values():
+        future.release()
 
 
 def _checked(game: Game, position, tree: Tree, value: str, leaves: Leaves | None,

@@ -283,3 +283,27 @@ def test_a_position_s_job_goes_to_the_worker_that_searched_its_parent(client):
         assert len(asked) == 1 and asked[0] in workers
         if future.status == "finished" and future.result() is not None:
             assert future.result()["worker"] == asked[0]
+
+
+def test_no_job_is_left_to_dask_once_its_answer_is_taken(client, monkeypatch):
+    """Every job's future is released once its answer is taken (or the job stopped): Dask
+    computes again, on another worker, a job the driver still holds whose worker died -- and
+    the driver's waits that time out leave references to the futures behind them in cycles
+    (held here: the collector off, and waits of 10 ms)."""
+    import gc
+    monkeypatch.setattr(proofcluster, "HOME_CHECK_SECONDS", 0.01)
+    game = make_game("overflow", size="4x4")
+    start = game.parse_position("2010/0132/0101/2111 D")
+    gc.disable()
+    try:
+        result, _ = proofcluster.prove_on_cluster(client, game, start, ENTRIES, job_nodes=20000)
+        assert result.value == proofs.prove(game, start, 192 << 20)[0].value
+
+        def jobs(dask_scheduler):
+            return [str(k) for k in dask_scheduler.tasks if str(k).startswith("sowsolve-prove-")]
+        deadline = time.monotonic() + 30
+        while client.run_on_scheduler(jobs) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert client.run_on_scheduler(jobs) == []
+    finally:
+        gc.enable()
