@@ -639,5 +639,5 @@ def test_the_cluster_comparison_is_the_bench_s():
     assert all(r["value"] == "win" for r in board["cluster"] + board["in_process"])
     [before] = json.loads((root / "bench/results/prove-cluster-4x4-before.json").read_text())["boards"]
     was = before["median_wall_seconds"]
-    assert (f"Before the two changes above it was {was['cluster']} s against {was['in_process']} s, "
+    assert (f"Before the changes above it was {was['cluster']} s against {was['in_process']} s, "
             f"{before['cluster_over_in_process']} times" in text)
