@@ -12,7 +12,7 @@ disproof numbers then go up the DAG as in any proof-number search, and the next 
 What is proved is never lost and never repeated:
 - a proved position is a node with its value and its subproof, kept by the driver (and in its
   checkpoint), whatever happens to the worker that proved it; a worker killed mid-job costs that
-  job, which Dask hands to another worker;
+  job, which the driver takes back and hands out again;
 - each worker keeps one search table across all its jobs (`Prover.aim`), so what one job
   proved, the next job on that worker reads instead of searching again; children that a job
   proved on its way are sent back with their subproofs, so the driver never hands them out;
@@ -29,6 +29,7 @@ winning choices in its tree joined with the subproofs below them, kept to the po
 lines reach, and replayed by the compiled proof checker before anything is reported."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import threading
@@ -54,6 +55,8 @@ JOB_NODES = 1 << 22
 JOBS_PER_WORKER = 2
 #: how often the driver, waiting for an answer, looks for jobs sent to workers now gone
 HOME_CHECK_SECONDS = 2.0
+#: what a wait with a timeout raises (asyncio's is another class before Python 3.11)
+TIMEOUTS = (TimeoutError, asyncio.TimeoutError)
 #: names of stopped jobs a worker remembers (a few per proof; more are forgotten)
 STOPPED_KEPT = 4096
 INFINITY = _proofsearch.INFINITY
@@ -573,7 +576,10 @@ def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation
         try:
             while tree.value == UNKNOWN:
                 _raise_noted(caught)
-                while len(out) < JOBS_PER_WORKER * max(1, len(_workers(client))):
+                present = _workers(client)
+                for key in _take_back(client, out, present):
+                    tree.nodes[key].busy = False
+                while len(out) < JOBS_PER_WORKER * max(1, len(present)):
                     budget = job_nodes
                     if max_nodes is not None:
                         budget = min(budget, max_nodes - tree.expanded - sum(b for _, _, b, _ in out.values()))
@@ -583,17 +589,18 @@ def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation
                     if key is None:
                         break
                     tree.nodes[key].busy = True
-                    worker = _place(client, out, tree.home.get(key))
+                    worker = _place(present, out, tree.home.get(key))
                     name = f"sowsolve-prove-{key:x}-{time.monotonic_ns()}"
                     job = Job(game.name, parameters, key, budget, entries, leaves_source, table, name)
-                    where = {} if worker is None else {"workers": [worker], "allow_other_workers": True}
+                    # held to that worker: Dask's work stealing would move a job it may run
+                    # elsewhere to a worker without its table; a worker that dies has its
+                    # jobs taken back (_take_back)
+                    where = {} if worker is None else {"workers": [worker], "allow_other_workers": False}
                     out[name] = (client.submit(run_job, job, pure=False, key=name, **where), key, budget, worker)
                 if not out:
                     if max_nodes is not None and tree.expanded >= max_nodes:
                         return False
                     raise RuntimeError("the proof tree has no open position and no value")  # pragma: no cover
-                for key in _take_back(client, out):
-                    tree.nodes[key].busy = False
                 key, result = _next_answer(client, out, caught)
                 if key is None:
                     continue
@@ -615,15 +622,17 @@ def _drive(client, game: Game, tree: Tree, entries: int, leaves_source, citation
     return True
 
 
-def _workers(client) -> dict:
-    return client.scheduler_info().get("workers", {})
+def _workers(client) -> set[str]:
+    """The addresses of the cluster's workers now (all of them: the scheduler's identity lists
+    only some in a few Dask releases)."""
+    return set(client.nthreads())
 
 
-def _place(client, out: dict, home: str | None) -> str | None:
+def _place(present: set[str], out: dict, home: str | None) -> str | None:
     """The worker a job is asked of: `home`, the worker whose job searched the position's
-    parent (its table holds what was searched below), while it is in the cluster with fewer
-    than JOBS_PER_WORKER jobs out; else the worker with fewest jobs out (None: no worker)."""
-    counts = dict.fromkeys(_workers(client), 0)
+    parent (its table holds what was searched below), while it is `present` with fewer than
+    JOBS_PER_WORKER jobs out; else the worker with fewest jobs out (None: no worker)."""
+    counts = dict.fromkeys(sorted(present), 0)
     for *_, worker in out.values():
         if worker in counts:
             counts[worker] += 1
@@ -632,12 +641,11 @@ def _place(client, out: dict, home: str | None) -> str | None:
     return min(counts, key=counts.__getitem__, default=None)
 
 
-def _take_back(client, out: dict) -> list[int]:
-    """The positions of the jobs asked of workers no longer in the cluster, taken out of `out`,
+def _take_back(client, out: dict, present: set[str]) -> list[int]:
+    """The positions of the jobs asked of workers no longer `present`, taken out of `out`,
     cancelled and stopped wherever they may run.  (Dask keeps a job asked of a worker that died
     waiting for that worker, though it may run elsewhere, when the workers that take the dead
     ones' places have other names.)"""
-    present = _workers(client)
     gone = [name for name, (*_, worker) in out.items() if worker is not None and worker not in present]
     if not gone:
         return []
@@ -654,10 +662,17 @@ def _next_answer(client, out: dict, caught: list) -> tuple[int | None, dict | No
     when no job ended within HOME_CHECK_SECONDS."""
     from distributed import wait
     from distributed.client import FutureCancelledError
+    from distributed.utils import CancelledError
+    if not out:
+        return None, None
     try:
         done, _ = wait([future for future, *_ in out.values()], timeout=HOME_CHECK_SECONDS,
                        return_when="FIRST_COMPLETED")
-    except TimeoutError:
+    except TIMEOUTS:
+        return None, None
+    except CancelledError:          # one was cancelled (the scheduler's, or a lost connection)
+        done = [future for future, *_ in out.values() if future.cancelled()]
+    if not done:
         return None, None
     future = next(iter(done))
     name = future.key
@@ -669,7 +684,7 @@ def _next_answer(client, out: dict, caught: list) -> tuple[int | None, dict | No
                 return key, future.result(timeout=HOME_CHECK_SECONDS)
             except FutureCancelledError:
                 return key, None
-            except TimeoutError:    # its answer lost with its worker, and asked again of it
+            except TIMEOUTS:        # its answer lost with its worker, and asked again of it
                 if worker is not None and worker not in _workers(client):
                     _stop_out(client, {name: (future, key, 0, worker)})
                     return key, None
@@ -684,11 +699,12 @@ def _next_answer(client, out: dict, caught: list) -> tuple[int | None, dict | No
 def _stop_out(client, out: dict) -> None:
     """Cancel the jobs of `out`, stop those already running on their workers, and release
     them (Dask computes a job again while the driver holds it)."""
-    for future, *_ in out.values():
-        future.cancel()
-    if out:
-        with contextlib.suppress(Exception):    # a worker gone has no job left to stop
-            client.run(stop_jobs, list(out), wait=True)
+    if not out:
+        return
+    with contextlib.suppress(Exception):        # a client cut off from its scheduler
+        client.cancel([future for future, *_ in out.values()])
+    with contextlib.suppress(Exception):        # a worker gone has no job left to stop
+        client.run(stop_jobs, list(out), wait=True)
     for future, *_ in out.values():
         future.release()
 

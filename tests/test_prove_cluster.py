@@ -239,12 +239,13 @@ def test_a_job_the_driver_stops_ends_on_its_worker():
     """A job running when its proof ends is stopped where it runs (Dask cancels a job waiting
     its turn, not one running): its search ends and it answers None; a job stopped before it
     began ends as it begins, without searching."""
-    game = make_game("overflow", size="4x4")        # 4.4 M expansions: an hour's budget below
+    game = make_game("overflow", size="4x4")        # proved in 4.4 M expansions, if not stopped
     answers = []
     running = threading.Thread(target=lambda: answers.append(
         proofcluster.run_job(_job(game, game.initial(), 1 << 40, "long"))))
     running.start()
-    while not proofcluster._running:
+    deadline = time.monotonic() + 60
+    while not proofcluster._running and running.is_alive() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert proofcluster.stop_jobs(["long", "never-begun"]) == 1
     running.join(120)
@@ -256,7 +257,7 @@ def test_a_job_the_driver_stops_ends_on_its_worker():
 
 
 class _Recording:
-    """A client that notes where each job was asked to run."""
+    """A client that notes which worker each job was asked of."""
 
     def __init__(self, client):
         self.client, self.asked = client, []
@@ -265,24 +266,33 @@ class _Recording:
         return getattr(self.client, name)
 
     def submit(self, function, job, **options):
-        future = self.client.submit(function, job, **options)
-        self.asked.append((future, options.get("workers")))
-        return future
+        self.asked.append((job.key, (options.get("workers") or [None])[0]))
+        return self.client.submit(function, job, **options)
 
 
-def test_a_position_s_job_goes_to_the_worker_that_searched_its_parent(client):
+def test_a_position_s_job_goes_to_the_worker_that_searched_its_parent(client, monkeypatch):
+    """With room for every job on every worker, each position a job answered with is asked of
+    the worker that answered, and runs there."""
+    monkeypatch.setattr(proofcluster, "JOBS_PER_WORKER", 1000)
+    answers = []
+    answer = proofcluster.Tree.answer
+    monkeypatch.setattr(proofcluster.Tree, "answer",
+                        lambda tree, result: (answers.append(result), answer(tree, result))[1])
     game = make_game("overflow", size="4x4")
     start = game.parse_position("2010/0132/0101/2111 D")
     recording = _Recording(client)
     result, _ = proofcluster.prove_on_cluster(recording, game, start, ENTRIES, job_nodes=20000)
     assert result.value == proofs.prove(game, start, 192 << 20)[0].value
-    workers = set(client.scheduler_info()["workers"])
-    sent = [(future, asked) for future, asked in recording.asked if asked is not None]
-    assert sent, "no job was sent to the worker of its parent"
-    for future, asked in sent:
-        assert len(asked) == 1 and asked[0] in workers
-        if future.status == "finished" and future.result() is not None:
-            assert future.result()["worker"] == asked[0]
+    home = {int(child): r["worker"] for r in answers if r["value"] == proofcluster.UNKNOWN
+            for child, *_ in r["children"]}
+    ran = {int(r["key"]): r["worker"] for r in answers}
+    workers = set(client.nthreads())
+    with_home = [(key, asked) for key, asked in recording.asked if key in home]
+    assert with_home, "no job of a position an answer brought"
+    for key, asked in with_home:
+        assert asked == home[key] and asked in workers
+        if key in ran:
+            assert ran[key] == asked
 
 
 def test_no_job_is_left_to_dask_once_its_answer_is_taken(client, monkeypatch):
