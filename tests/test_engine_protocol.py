@@ -255,13 +255,18 @@ def test_sigterm_and_ctrl_c_end_it_in_one_sentence(tmp_path, signum, code, words
     assert stderr.count("\n") == 1 and words in stderr and "Traceback" not in stderr
 
 
-def test_the_command_line_refuses_bad_options_in_one_sentence(tmp_path):
+def test_the_command_line_refuses_bad_options_in_one_sentence(tmp_path, monkeypatch):
+    """(Run in this process, as `sowsolve engine ...` runs it: a process each would take
+    seconds to start.)"""
+    from typer.testing import CliRunner
+
+    from sowsolve.cli.app import app
+    monkeypatch.setenv("SOWSOLVE_TABLES", str(tmp_path))
     for args, words in ((["chess"], "unknown game"), (["overflow", "--size", "2x2x2"], "--size"),
                         (["--hash", "lots"], "--hash"), (["--threads", "-3"], "--threads"),
                         (["--cols", "4"], "need a GAME")):
-        run = subprocess.run(ENGINE + args, input="", capture_output=True, text=True, timeout=60,
-                             env=dict(os.environ, SOWSOLVE_TABLES=str(tmp_path)))
-        assert run.returncode == 2 and run.stdout == "", (args, run)
+        run = CliRunner().invoke(app, ["engine", *args], input="")
+        assert run.exit_code == 2 and run.stdout == "", (args, run.output)
         assert run.stderr.count("\n") == 1 and words in run.stderr, (args, run.stderr)
 
 

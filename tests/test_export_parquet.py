@@ -201,12 +201,19 @@ def test_a_killed_export_leaves_no_folder_and_resumes(tables, tmp_path):
     assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{tmp_path / 'z'}/*.parquet')").fetchall()[0][0] == expected
 
 
-def test_what_is_refused(tables, tmp_path):
-    table = tables["overflow-3x3"]
+def test_what_is_refused(tables, tmp_path, monkeypatch):
+    """Each refusal one sentence on standard error, exit 2 (the command run in this process,
+    as `sowsolve export ...` runs it: 14 processes would take seconds to start)."""
+    from typer.testing import CliRunner
 
-    def export(*args, cwd=tmp_path):
-        return subprocess.run(SOWSOLVE + ["export", "--table", table, "--format", "parquet", *args],
-                              cwd=cwd, capture_output=True, text=True)
+    from sowsolve.cli.app import app
+    table = tables["overflow-3x3"]
+    monkeypatch.chdir(tmp_path)
+
+    def export(*args):
+        done = CliRunner().invoke(app, ["export", "--table", table, "--format", "parquet", *args])
+        done.returncode = done.exit_code
+        return done
     assert export("--out", "o").returncode == 0
     again = export("--out", "o")                                  # a previous export: --force
     assert again.returncode == 2 and "--force" in again.stderr and again.stderr.count("\n") == 1
@@ -230,9 +237,9 @@ def test_what_is_refused(tables, tmp_path):
                         (["--out", "p", "--threads", "-1"], "--threads")):
         run = export(*args)
         assert run.returncode == 2 and words in run.stderr and run.stderr.count("\n") == 1, (args, run.stderr)
-    run = subprocess.run(SOWSOLVE + ["export", "--table", table, "--format", "csv", "--out", "x.csv",
-                                     "--no-text"], cwd=tmp_path, capture_output=True, text=True)
-    assert run.returncode == 2 and "--format parquet" in run.stderr
+    run = CliRunner().invoke(app, ["export", "--table", table, "--format", "csv", "--out", "x.csv",
+                                   "--no-text"])
+    assert run.exit_code == 2 and "--format parquet" in run.stderr
 
 
 def test_without_pyarrow_one_sentence(tables, tmp_path):
