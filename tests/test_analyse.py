@@ -433,6 +433,17 @@ def run_cli(*args, env=None, **kw):
                           text=True, env={**os.environ, **(env or {})}, **kw)
 
 
+def run_in_process(*args, env=None):
+    """The command run in this process (a refusal needs no process of its own, and dozens of
+    them would take seconds each to start), its result read as run_cli's."""
+    from typer.testing import CliRunner
+
+    from sowsolve.cli.app import app
+    done = CliRunner().invoke(app, [str(a) for a in args], env=env)
+    done.returncode = done.exit_code
+    return done
+
+
 @pytest.mark.parametrize("args,fragment", [
     (["--time", "0"], "--time (seconds) must be more than 0"),
     (["--time", "-2"], "--time (seconds) must be more than 0"),
@@ -447,7 +458,7 @@ def run_cli(*args, env=None, **kw):
 ])
 @pytest.mark.slow
 def test_bad_budgets_are_one_sentence(tmp_path, args, fragment):
-    done = run_cli("analyse", "555555/555555 p - -", *args, env={"SOWSOLVE_TABLES": str(tmp_path)})
+    done = run_in_process("analyse", "555555/555555 p - -", *args, env={"SOWSOLVE_TABLES": str(tmp_path)})
     assert done.returncode == 2, done.stderr
     assert fragment in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not done.stdout
@@ -456,7 +467,7 @@ def test_bad_budgets_are_one_sentence(tmp_path, args, fragment):
 @pytest.mark.slow
 @pytest.mark.parametrize("text", ["hello", "55555/555555 p - -", "444444/444444 A B", ""])
 def test_bad_positions_are_one_sentence(tmp_path, text):
-    done = run_cli("analyse", text, "--nodes", "10", env={"SOWSOLVE_TABLES": str(tmp_path)})
+    done = run_in_process("analyse", text, "--nodes", "10", env={"SOWSOLVE_TABLES": str(tmp_path)})
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stderr.startswith("sowsolve: ") and "Traceback" not in done.stderr
     assert not done.stdout
@@ -477,7 +488,7 @@ def test_a_bad_position_says_what_the_rules_refuse(tmp_path, text, reason):
         analyse(text, nodes=10)
     solve_to(str(tmp_path / "overflow-size3x3.sqlite"), "overflow", size="3x3")
     for command in ("query", "analyse"):
-        done = run_cli(command, text, "--nodes" if command == "analyse" else "--json",
+        done = run_in_process(command, text, "--nodes" if command == "analyse" else "--json",
                        *(["10"] if command == "analyse" else []),
                        env={"SOWSOLVE_TABLES": str(tmp_path)})
         assert done.returncode == 2 and reason in done.stderr, (command, done.stderr)

@@ -278,10 +278,10 @@ def test_a_position_s_job_goes_to_the_worker_that_searched_its_parent(client, mo
     answer = proofcluster.Tree.answer
     monkeypatch.setattr(proofcluster.Tree, "answer",
                         lambda tree, result: (answers.append(result), answer(tree, result))[1])
-    game = make_game("overflow", size="4x4")
-    start = game.parse_position("2010/0132/0101/2111 D")
+    game = make_game("overflow", size="3x4")
+    start = game.initial()
     recording = _Recording(client)
-    result, _ = proofcluster.prove_on_cluster(recording, game, start, ENTRIES, job_nodes=20000)
+    result, _ = proofcluster.prove_on_cluster(recording, game, start, ENTRIES, job_nodes=5000)
     assert result.value == proofs.prove(game, start, 192 << 20)[0].value
     home = {int(child): r["worker"] for r in answers if r["value"] == proofcluster.UNKNOWN
             for child, *_ in r["children"]}
@@ -302,11 +302,11 @@ def test_no_job_is_left_to_dask_once_its_answer_is_taken(client, monkeypatch):
     (held here: the collector off, and waits of 10 ms)."""
     import gc
     monkeypatch.setattr(proofcluster, "HOME_CHECK_SECONDS", 0.01)
-    game = make_game("overflow", size="4x4")
-    start = game.parse_position("2010/0132/0101/2111 D")
+    game = make_game("overflow", size="3x4")
+    start = game.initial()
     gc.disable()
     try:
-        result, _ = proofcluster.prove_on_cluster(client, game, start, ENTRIES, job_nodes=20000)
+        result, _ = proofcluster.prove_on_cluster(client, game, start, ENTRIES, job_nodes=5000)
         assert result.value == proofs.prove(game, start, 192 << 20)[0].value
 
         def jobs(dask_scheduler):
