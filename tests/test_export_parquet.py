@@ -5,7 +5,6 @@ the table; a killed export leaves no folder that reads as complete, and resumes;
 refused; the docs' DuckDB queries and pandas read."""
 import csv
 import hashlib
-import io
 import json
 import os
 import pathlib
@@ -20,7 +19,6 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import solve_to
 from sowsolve.tables import export as exports
 from sowsolve.tables.format import dump_json
 from sowsolve.tables.parquet import MANIFEST, export_parquet

@@ -18,7 +18,6 @@ from typer.testing import CliRunner
 from sowsolve.cli.app import app
 from sowsolve.solver import proof as proofs, proofcluster
 from sowsolve.solver.games import make_game
-from sowsolve.solver.tiers import no_progress
 
 distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.slow
