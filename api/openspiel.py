@@ -559,6 +559,7 @@ class EngineBot(pyspiel.Bot):
                                     f"{self._board.game.describe()}")
         # the transposition table kept from move to move, as `sowsolve engine` keeps it
         self.analyser = Analyser(self._board.game, tables, hash_bytes=hash_bytes, keep_table=True)
+        self.analyser.warm()            # as the engine's `isready`: not in the first move's time
         self.tables = [t for t in tables if _same_board(t, self._board)]
 
     def step(self, state) -> int:

@@ -108,6 +108,7 @@ def agreement(name, board, directory, count, seconds, threads, seed, search=None
     depths, misses = [], []
     rng = random.Random(seed)
     analyser = Analyser(game, search=search, **(engine_options or {}))   # not given the table
+    analyser.warm()         # the table's pages touched before the first position's budget
     kept = tried = exact_seen = exact_right = proved_labels = 0
     by_band: dict[str, list[int]] = {}
     started = time.time()

@@ -83,6 +83,7 @@ class Match:
         self.analyser = Analyser(game, self.tables, hash_bytes=hash_bytes, weights=weights,
                                  proof_share=proof_share, search=search, exploration=exploration,
                                  **(mcts_options or {}))
+        self.analyser.warm()            # as the engine's `isready`: not in the first move's time
         self.search = self.analyser.search
         self.exploration = self.analyser.mcts.exploration if self.analyser.mcts else None
         self.engine = self.analyser.engine

@@ -77,7 +77,8 @@ cdef struct Entry:
     int16_t move               # code of the best move, -1 none
     uint8_t bound
     uint8_t proven
-    uint8_t pad[2]
+    uint8_t generation         # the search generation that wrote it (Shared.generation)
+    uint8_t pad
     uint64_t hash
     uint8_t state[PLAY_STATE_MAX]
 
@@ -102,6 +103,9 @@ cdef struct Shared:
     PlayKernel *k
     Entry *tt
     int64_t tt_mask            # buckets - 1 (two entries a bucket)
+    # entries of another generation are empty: a clear between searches is a new generation,
+    # not a pass over the table (10 ms of a 0.1 s search for the default 256 MB)
+    uint8_t generation
     const int32_t *weights
     OTier *tiers
     int ntiers
@@ -247,7 +251,8 @@ cdef inline bint tt_probe(Shared *s, uint64_t h, const uint8_t *state, Entry *ou
     cdef int sb = s.k.state_bytes
     for j in range(2):
         spin_lock(&e[j].lock)
-        if e[j].bound != BOUND_NONE and e[j].hash == h and memcmp(e[j].state, state, sb) == 0:
+        if (e[j].bound != BOUND_NONE and e[j].generation == s.generation and e[j].hash == h
+                and memcmp(e[j].state, state, sb) == 0):
             out.score = e[j].score
             out.depth = e[j].depth
             out.move = e[j].move
@@ -267,7 +272,7 @@ cdef inline void tt_store(Shared *s, uint64_t h, const uint8_t *state, int32_t s
     cdef int sb = s.k.state_bytes, j = 1
     cdef int d = PROVEN_DEPTH if proven else depth
     spin_lock(&e[0].lock)
-    if (e[0].bound == BOUND_NONE or d >= e[0].depth
+    if (e[0].bound == BOUND_NONE or e[0].generation != s.generation or d >= e[0].depth
             or (e[0].hash == h and memcmp(e[0].state, state, sb) == 0)):
         j = 0
     else:
@@ -278,6 +283,7 @@ cdef inline void tt_store(Shared *s, uint64_t h, const uint8_t *state, int32_t s
     e[j].move = move
     e[j].bound = bound
     e[j].proven = proven
+    e[j].generation = s.generation
     e[j].hash = h
     memcpy(e[j].state, state, sb)
     spin_unlock(&e[j].lock)
@@ -718,11 +724,26 @@ cdef class Engine:
         self.s.tiers[tier].keys = &kv[0] if keys is not None and rec.shape[0] else NULL
 
     def clear(self):
-        """Forget every entry of the transposition table (nothing to do where no search has
-        written it: a gigabyte table is not touched before a search needs it)."""
+        """Forget every entry of the transposition table: a new generation, whose searches
+        read the entries of the others as empty (the table is wiped once every 255 clears;
+        nothing to do where no search has written it)."""
         if self._written:
-            memset(self.s.tt, 0, <size_t>self._buckets * 2 * sizeof(Entry))
+            if self.s.generation == 255:
+                with nogil:
+                    memset(self.s.tt, 0, <size_t>self._buckets * 2 * sizeof(Entry))
+                self.s.generation = 0
+            else:
+                self.s.generation += 1
             self._written = False
+
+    def warm(self):
+        """Touch every page of the transposition table now, so that the first search does not
+        pay for them (a fresh table is pages the system zeroes as they are first written:
+        256 MB took the first 1,024 positions of a 0.1 s search 0.4 s); it is cleared too."""
+        with nogil:
+            memset(self.s.tt, 0, <size_t>self._buckets * 2 * sizeof(Entry))
+        self.s.generation = 0
+        self._written = False
 
     cdef int _check_state(self, bytes state) except -1:
         if len(state) != self.state_bytes:

@@ -487,7 +487,7 @@ class EngineProtocol:
                 for table in opened:
                     table.close()
                 raise
-            analyser.clear()
+            analyser.warm()
             self.analyser, self.tables = analyser, opened
         return self.analyser
 
@@ -500,7 +500,6 @@ class EngineProtocol:
     def _think(self, analyser: analysis.Analyser, position, budget: dict, command: str) -> None:
         """The search's thread: the table's answer where a table holds the position, else the
         engine's; `info` lines while it runs; then `bestmove` (go) or the JSON (analyse)."""
-        game = analyser.game
         last = {"at": 0.0, "key": None}
 
         def status(s: analysis.Status) -> None:

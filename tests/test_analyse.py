@@ -931,6 +931,34 @@ def test_a_new_table_is_not_touched_before_a_search_needs_it():
     assert engine.run(game.play_state(game.initial()), 0, 2000, 1) is None
 
 
+@pytest.mark.parametrize("name,board", [("zigzag", {"cols": 4, "stones": 2}),
+                                        ("diffusion-v2", {"cols": 5, "stones": 2})])
+def test_a_cleared_table_answers_as_a_new_one(name, board):
+    """A clear between searches is a new generation of the table, not a pass over it: every
+    search after a clear (300 of them, so the generations wrap and the table is wiped once)
+    answers as the same search on a new engine does, and so does one after `warm`."""
+    from conftest import random_walk
+    from sowsolve.cext.engine import Engine
+    game = make_game(name, **board)
+    rng = random.Random(5)
+    states = [game.play_state(random_walk(game, rng, rng.randrange(2, 12))) for _ in range(6)]
+    states = [s for s in states if Engine(game.play_kernel(), list(game.evaluation.weights),
+                                          1 << 20).final(s) is None]
+
+    def search(engine, state):
+        engine.run(state, 0, 3000, 1, 3)
+        return engine.status()[:2], engine.report()
+    fresh = [search(Engine(game.play_kernel(), list(game.evaluation.weights), 1 << 20), s)
+             for s in states]
+    engine = Engine(game.play_kernel(), list(game.evaluation.weights), 1 << 20)
+    engine.warm()
+    for i in range(300):
+        assert search(engine, states[i % len(states)]) == fresh[i % len(states)], i
+        engine.clear()
+    engine.warm()
+    assert search(engine, states[0]) == fresh[0]
+
+
 @pytest.mark.parametrize("name,cols", [("diffusion", 6), ("diffusion", 4), ("diffusion-v2", 5),
                                        ("diffusion-v2", 2)])
 def test_diffusion_features_are_the_rule_texts_counts(name, cols):
