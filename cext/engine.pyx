@@ -59,8 +59,8 @@ cdef enum:
     BOUND_UPPER = 3
     PICKED = -0x7FFFFFFF
     SELECTED = 3               # moves picked one by one (most cut-offs come there); the rest sorted
-    REDUCE_FROM = 3            # late move reductions: quiet moves from the 4th on one ply shallower,
-    REDUCE_MORE = 12           # ... from the 13th on two (at depth 5 and more)
+    REDUCE_FROM = 2            # late move reductions: quiet moves from the 3rd on one ply shallower,
+    REDUCE_MORE = 4            # ... from the 5th on two (at depth 5 and more; docs/analysis.md)
     PREFETCH_MOVES = 16        # a node of at most this many moves hashes its children at once
     NO_REPETITION = MAX_PLY
 

@@ -1103,8 +1103,39 @@ def test_the_five_board_fit_of_diffusion_v2_is_its_run():
             f"{held[0]['start_kept_held_out']} kept against {held[0]['games_own_kept_held_out']}") in text
 
 
+def test_the_stronger_reductions_are_their_runs():
+    """docs/analysis.md's account of the late move reductions quotes its runs: the tuning
+    boards before and after (the after file measured the engine's constants as they are), and
+    the larger samples of the two hardest held-out boards."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    results = root / "bench/results"
+    text = " ".join((root / "docs/analysis.md").read_text().split())
+
+    def boards(name):
+        run = json.loads((results / name).read_text())
+        return run.get("agreement", []) + run.get("held_out", [])
+    before, after = boards("reductions-tuning-boards-before.json"), boards("reductions-tuning-boards.json")
+    assert [b["game"] for b in before] == [a["game"] for a in after] and len(after) == 6
+    pairs = [f"{b['value_kept']} → {a['value_kept']}" for b, a in zip(before, after)]
+    assert f"kept {', '.join(pairs[:-1])} and {pairs[-1]} of 1,000 (before → after)" in text
+    assert sum(a["value_kept"] for a in after) > sum(b["value_kept"] for b in before)
+    source = (root / "cext/engine.pyx").read_text()
+    assert re.search(r"^    REDUCE_FROM = 2 ", source, re.M) and re.search(r"^    REDUCE_MORE = 4 ", source, re.M)
+    assert "begin at a node's third quiet move (two plies from its fifth)" in text
+    for name, then in (("analyse-diffusion-v2-2x6-2-1200", ") where the bench's 400 kept"),
+                       ("analyse-zigzag-2x6-1-1200", "). The misses")):
+        board = boards(name + ".json")[0]
+        assert f"{board['value_kept']:,} ({100 * board['rate']:.1f}%, `{name}.json`{then}" in text
+        later = boards(name + "-reductions.json")[0]
+        assert later["positions"] == board["positions"] == 1200
+        assert f"{later['value_kept']:,} ({100 * later['rate']:.1f}%)" in text
+
+
 def test_the_held_out_table_quotes_its_runs():
-    """docs/analysis.md's table of boards held out of the tuning is its four bench runs',
+    """docs/analysis.md's table of boards held out of the tuning is its five bench runs',
     board by board (a blank where a run did not measure the board)."""
     import json
     import pathlib
@@ -1113,7 +1144,8 @@ def test_the_held_out_table_quotes_its_runs():
     runs = [json.loads((root / "bench/results" / name).read_text())["held_out"]
             for name in ("analyse-held-out.json", "analyse-held-out-diffusion-proof-share-0.2.json",
                          "analyse-held-out-diffusion-v2-pips.json",
-                         "analyse-held-out-zigzag-quiet-leftover.json")]
+                         "analyse-held-out-zigzag-quiet-leftover.json",
+                         "analyse-held-out-reductions.json")]
     rows = {m.group(1): [c.strip() for c in m.group(2).split("|")]
             for m in re.finditer(r"^\| ((?:Overflow|Zig Zag|Diffusion)[^|]*?) \| 400 \|(.*)\|$",
                                  (root / "docs/analysis.md").read_text(), re.M)}
