@@ -1125,6 +1125,12 @@ def test_the_stronger_reductions_are_their_runs():
     source = (root / "cext/engine.pyx").read_text()
     assert re.search(r"^    REDUCE_FROM = 2 ", source, re.M) and re.search(r"^    REDUCE_MORE = 4 ", source, re.M)
     assert "begin at a node's third quiet move (two plies from its fifth)" in text
+    zigzag, diffusion = boards("analyse-reductions.json")
+    assert zigzag["game"].startswith("Zig Zag") and diffusion["game"].startswith("Diffusion v1")
+    assert (f"Zig Zag kept {zigzag['value_kept']:,} and Diffusion {diffusion['value_kept']:,}, "
+            f"every exact label right") in text
+    assert all(b["positions"] == 2000 and b["rate"] >= 0.97 and b["exact_right"] == b["exact_labels"]
+               for b in (zigzag, diffusion))   # the README's "at least 97%" holds with them
     for name, then in (("analyse-diffusion-v2-2x6-2-1200", ") where the bench's 400 kept"),
                        ("analyse-zigzag-2x6-1-1200", "). The misses")):
         board = boards(name + ".json")[0]
