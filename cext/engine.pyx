@@ -24,6 +24,7 @@ Threads (OpenMP): thread 0 runs iterative deepening and reports; the others run 
 search one ply deeper or shallower on the shared table (lazy SMP), which fills it with results
 thread 0 then reads.  One thread and a node budget give the same answer every time.
 """
+from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport prange
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
@@ -59,6 +60,7 @@ cdef enum:
     BOUND_UPPER = 3
     PICKED = -0x7FFFFFFF
     SELECTED = 3               # moves picked one by one (most cut-offs come there); the rest sorted
+    WARM_SLICE = 64 << 20      # bytes of the table warm() touches between two looks at Ctrl-C
     REDUCE_FROM = 2            # late move reductions: quiet moves from the 3rd on one ply shallower,
     REDUCE_MORE = 4            # ... from the 5th on two (at depth 5 and more; docs/analysis.md)
     PREFETCH_MOVES = 16        # a node of at most this many moves hashes its children at once
@@ -737,13 +739,23 @@ cdef class Engine:
             self._written = False
 
     def warm(self):
-        """Touch every page of the transposition table now, so that the first search does not
-        pay for them (a fresh table is pages the system zeroes as they are first written:
-        256 MB took the first 1,024 positions of a 0.1 s search 0.4 s); it is cleared too."""
-        with nogil:
-            memset(self.s.tt, 0, <size_t>self._buckets * 2 * sizeof(Entry))
-        self.s.generation = 0
-        self._written = False
+        """Touch every page of a new transposition table now, so that the first search does
+        not pay for them (the system zeroes a fresh table's pages as they are first written:
+        256 MB took the first 1,024 positions of a 0.1 s search 0.4 s).  A table a search has
+        written is cleared instead.  Ctrl-C is seen between slices of 64 MB; the table stays
+        as it was, all empty, wherever the touching stopped."""
+        cdef char *at = <char *>self.s.tt
+        cdef size_t left = <size_t>self._buckets * 2 * sizeof(Entry), piece
+        if self._written:
+            self.clear()
+            return
+        while left:
+            piece = left if left < WARM_SLICE else WARM_SLICE
+            with nogil:
+                memset(at, 0, piece)          # zeros over zeros: only the pages change
+            at += piece
+            left -= piece
+            PyErr_CheckSignals()
 
     cdef int _check_state(self, bytes state) except -1:
         if len(state) != self.state_bytes:
