@@ -727,7 +727,7 @@ cdef class Engine:
 
     def clear(self):
         """Forget every entry of the transposition table: a new generation, whose searches
-        read the entries of the others as empty (the table is wiped once every 255 clears;
+        read the entries of the others as empty (the table is wiped at the 256th clear;
         nothing to do where no search has written it)."""
         if self._written:
             if self.s.generation == 255:

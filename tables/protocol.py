@@ -309,7 +309,7 @@ class EngineProtocol:
     def _cmd_isready(self, args, line):
         try:
             if not self.thinking() and self.game is not None:
-                self._prepare()
+                self._prepare(warm=True)
         finally:
             self.send("readyok")            # after the error line, where building failed
 
@@ -461,9 +461,10 @@ class EngineProtocol:
                                         daemon=True)
         self._search.start()
 
-    def _prepare(self) -> analysis.Analyser:
+    def _prepare(self, warm: bool = False) -> analysis.Analyser:
         """The game's Analyser with the board's tables at its leaves, built once for the
-        options in force; its memory touched now rather than in the first search."""
+        options in force; with `warm` (isready) its search table's memory touched now rather
+        than in the first search (a search asked for first pays only what it touches)."""
         if self.analyser is None:
             game = self._need_game()
             opened = []
@@ -487,8 +488,9 @@ class EngineProtocol:
                 for table in opened:
                     table.close()
                 raise
-            analyser.warm()
             self.analyser, self.tables = analyser, opened
+        if warm:
+            self.analyser.warm()
         return self.analyser
 
     def _drop_analyser(self) -> None:
