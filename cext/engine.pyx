@@ -742,8 +742,9 @@ cdef class Engine:
         """Touch every page of a new transposition table now, so that the first search does
         not pay for them (the system zeroes a fresh table's pages as they are first written:
         256 MB took the first 1,024 positions of a 0.1 s search 0.4 s).  A table a search has
-        written is cleared instead.  Ctrl-C is seen between slices of 64 MB; the table stays
-        as it was, all empty, wherever the touching stopped."""
+        written is cleared instead.  Ctrl-C is seen between slices of 64 MB; the table reads
+        as empty wherever the touching stopped (what it holds is zeros or entries of generations
+        before this one)."""
         cdef char *at = <char *>self.s.tt
         cdef size_t left = <size_t>self._buckets * 2 * sizeof(Entry), piece
         if self._written:
@@ -752,7 +753,7 @@ cdef class Engine:
         while left:
             piece = left if left < WARM_SLICE else WARM_SLICE
             with nogil:
-                memset(at, 0, piece)          # zeros over zeros: only the pages change
+                memset(at, 0, piece)          # zeros, or entries of older generations: empty alike
             at += piece
             left -= piece
             PyErr_CheckSignals()
